@@ -1,0 +1,35 @@
+# Setup is part of each target: on a fresh machine `make demo` and `make test` are all it takes.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint clean
+
+## Build the index of the sample docs/ and ask it two questions (one it cannot answer).
+demo: $(VENV)/.installed-base
+	$(BIN)/semsearch build docs --index index
+	$(BIN)/semsearch ask "Chcę odzyskać to, co zapłaciłem"
+	$(BIN)/semsearch ask "Jaka jest pogoda w Krakowie?" || echo "(exit code $$?: no answer in docs/, as expected)"
+
+## Run the whole test suite (installs CPU torch and the sentence-transformers extra first).
+test: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed-base: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+# CPU torch first: without it, sentence-transformers pulls a CUDA build of several GB.
+$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@ $(VENV)/.installed-base
+
+clean:
+	rm -rf $(VENV) index

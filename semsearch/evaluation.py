@@ -1,0 +1,256 @@
+"""Measuring search quality on a labelled question set (``semsearch eval``).
+
+Questions are JSON Lines: ``question`` (required), ``answer`` (text the right chunk must contain,
+compared case-insensitively with whitespace folded), ``source`` (a path relative to the docs root,
+or a list of acceptable paths). A row with neither ``answer`` nor ``source`` is a question the
+folder cannot answer: the right outcome is no result above the threshold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+
+from .chunking import Chunk
+from .embedders import Embedder
+from .errors import QuestionsError
+from .index import Index
+from .search import top_k
+from .threshold import background_floor
+
+MRR_DEPTH = 10
+
+
+@dataclass(frozen=True)
+class Question:
+    line: int
+    question: str
+    answer: str | None = None
+    sources: tuple[str, ...] = ()
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.answer or self.sources)
+
+    def expected(self) -> str:
+        if not self.answerable:
+            return "no answer"
+        parts = [" | ".join(self.sources)] if self.sources else []
+        if self.answer:
+            parts.append(f"“{self.answer}”")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    question: Question
+    first: Chunk | None
+    first_score: float
+    rank: int | None
+    """1-based rank of the first result that meets the expectations (None: not in the top 10)."""
+    offtopic_score: float
+    """Similarity of the question to the nearest off-topic bank question (the background rule)."""
+    min_score: float
+
+    def passes_at(self, min_score: float) -> bool:
+        """Whether the first result counts as an answer under the calibrated decision."""
+        return self.first is not None and self.first_score >= max(min_score, self.offtopic_score)
+
+    @property
+    def passes(self) -> bool:
+        return self.passes_at(self.min_score)
+
+
+@dataclass
+class EvalReport:
+    k: int
+    min_score: float
+    results: list[QuestionResult]
+    suggested_min_score: float | None
+    metrics: dict[str, float | int | None] = field(default_factory=dict)
+
+    @property
+    def misses(self) -> list[QuestionResult]:
+        """Answerable questions not answered first, and unanswerable ones answered anyway."""
+        return [
+            r
+            for r in self.results
+            if (r.question.answerable and r.rank != 1) or (not r.question.answerable and r.passes)
+        ]
+
+
+def fold(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def is_hit(question: Question, chunk: Chunk) -> bool:
+    """Whether ``chunk`` meets every expectation the question gives."""
+    if question.sources and chunk.source not in question.sources:
+        return False
+    return not question.answer or fold(question.answer) in fold(chunk.text)
+
+
+def load_questions(path: Path) -> list[Question]:
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as exc:
+        raise QuestionsError(f"question file not found: {path}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise QuestionsError(f"cannot read question file {path}: {exc}") from exc
+    questions = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise QuestionsError(f"{where}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise QuestionsError(f"{where}: expected a JSON object")
+        text, answer, source = row.get("question"), row.get("answer"), row.get("source")
+        if not isinstance(text, str) or not text.strip():
+            raise QuestionsError(f"{where}: 'question' must be a non-empty string")
+        if answer is not None and (not isinstance(answer, str) or not answer.strip()):
+            raise QuestionsError(f"{where}: 'answer' must be a non-empty string")
+        if isinstance(source, str):
+            source = [source]
+        if source is not None and (
+            not isinstance(source, list) or not source or not all(isinstance(s, str) and s for s in source)
+        ):
+            raise QuestionsError(f"{where}: 'source' must be a path or a list of paths")
+        questions.append(
+            Question(line=number, question=text.strip(), answer=answer, sources=tuple(source or ()))
+        )
+    if not questions:
+        raise QuestionsError(f"no questions in {path}")
+    return questions
+
+
+def suggest_min_score(results: list[QuestionResult]) -> float | None:
+    """The ``min_score`` that best separates answerable from unanswerable questions here.
+
+    Maximizes balanced accuracy (the mean of ``answered`` and ``rejected``) of the calibrated
+    decision; among equally good values it takes the median (with one kind of question only,
+    the value closest to the other kind's side).
+    """
+    scores = sorted({r.first_score for r in results if r.first is not None})
+    if not scores:
+        return None
+    candidates = [scores[0] - 1e-4] + [(a + b) / 2 for a, b in pairwise(scores)] + [scores[-1] + 1e-4]
+    groups = [
+        [r for r in results if r.question.answerable],
+        [r for r in results if not r.question.answerable],
+    ]
+
+    def balanced_accuracy(t: float) -> float:
+        answered = [np.mean([r.passes_at(t) for r in groups[0]])] if groups[0] else []
+        rejected = [np.mean([not r.passes_at(t) for r in groups[1]])] if groups[1] else []
+        return float(np.mean(answered + rejected))
+
+    values = [balanced_accuracy(t) for t in candidates]
+    best = [t for t, v in zip(candidates, values, strict=True) if v == max(values)]
+    if not groups[1]:  # only answerable questions: the highest value that still answers them
+        return float(max(best))
+    if not groups[0]:  # only unanswerable ones: the lowest value that still rejects them
+        return float(min(best))
+    return float(np.median(best))
+
+
+def evaluate(
+    index: Index,
+    embedder: Embedder,
+    questions: list[Question],
+    k: int = 3,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvalReport:
+    vectors = embedder.embed_queries([q.question for q in questions])
+    depth = max(k, 3, MRR_DEPTH)
+    results = []
+    for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
+        scores = index.vectors @ vector
+        ranking = top_k(scores, depth)
+        rank = next((r for r, i in enumerate(ranking, 1) if is_hit(question, index.chunks[i])), None)
+        first = index.chunks[ranking[0]] if len(ranking) else None
+        results.append(
+            QuestionResult(
+                question=question,
+                first=first,
+                first_score=float(scores[ranking[0]]) if len(ranking) else float("-inf"),
+                rank=rank if question.answerable else None,
+                offtopic_score=background_floor(vector, index.background),
+                min_score=index.min_score,
+            )
+        )
+        if progress:
+            progress(number, len(questions))
+    report = EvalReport(
+        k=k, min_score=index.min_score, results=results, suggested_min_score=suggest_min_score(results)
+    )
+    report.metrics = _metrics(results, k)
+    return report
+
+
+def _metrics(results: list[QuestionResult], k: int) -> dict[str, float | int | None]:
+    answerable = [r for r in results if r.question.answerable]
+    unanswerable = [r for r in results if not r.question.answerable]
+
+    def share(items: list[QuestionResult], test: Callable[[QuestionResult], bool]) -> float | None:
+        return round(sum(map(test, items)) / len(items), 4) if items else None
+
+    correct_first = [r.first_score for r in answerable if r.rank == 1]
+    metrics: dict[str, float | int | None] = {
+        "questions": len(results),
+        "answerable": len(answerable),
+        "unanswerable": len(unanswerable),
+        "top1": share(answerable, lambda r: r.rank == 1),
+        "top3": share(answerable, lambda r: r.rank is not None and r.rank <= 3),
+        f"top{k}": share(answerable, lambda r: r.rank is not None and r.rank <= k),
+        "mrr": round(sum(1 / r.rank for r in answerable if r.rank) / len(answerable), 4)
+        if answerable
+        else None,
+        "answered": share(answerable, lambda r: r.passes),
+        "answered_correct": share(answerable, lambda r: r.passes and r.rank == 1),
+        "rejected": share(unanswerable, lambda r: not r.passes),
+        "lowest_correct_first_score": round(min(correct_first), 4) if correct_first else None,
+        "highest_unanswerable_score": round(max(r.first_score for r in unanswerable), 4)
+        if unanswerable
+        else None,
+    }
+    return metrics
+
+
+def write_min_score(index: Index, value: float, questions_file: Path, count: int) -> None:
+    """Record a calibrated ``min_score`` in meta.json, atomically; keep the build-time record."""
+    meta = dict(index.meta)
+    previous = meta.get("min_score", {})
+    build_record = previous.get("build", previous) if previous.get("source") == "calibrate" else previous
+    meta["min_score"] = {
+        "value": round(value, 6),
+        "source": "calibrate",
+        "method": f"balanced accuracy on {count} labelled questions",
+        "questions_file": str(questions_file),
+        "questions": count,
+        "build": build_record,
+    }
+    path = index.path / "meta.json"
+    fd, staging = tempfile.mkstemp(prefix=".meta-", suffix=".json", dir=index.path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(meta, handle, ensure_ascii=False, indent=1)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(staging, path)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
+    index.meta = meta

@@ -1,0 +1,221 @@
+"""All terminal output: Rich for people (results on stdout, problems on stderr) and --json."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from .chunking import PATH_SEPARATOR
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .evaluation import EvalReport, QuestionResult
+    from .index import BuildReport, SearchResult
+    from .search import Hit
+
+SNIPPET_CHARS = 320
+
+
+@cache
+def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def error(message: str) -> None:
+    console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+
+
+def warning(message: str) -> None:
+    console(stderr=True).print(f"[yellow]warning:[/] {_escape(message)}")
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """Whitespace-folded text, cut at a word boundary."""
+    folded = " ".join(text.split())
+    if len(folded) <= limit:
+        return folded
+    cut = folded.rfind(" ", 0, limit)
+    return folded[: cut if cut > limit // 2 else limit].rstrip(" ,;:") + " …"
+
+
+def location(hit: Hit) -> str:
+    chunk = hit.chunk
+    parts = [chunk.source, *chunk.headings]
+    lines = (
+        f"line {chunk.start_line}"
+        if chunk.start_line == chunk.end_line
+        else f"lines {chunk.start_line}–{chunk.end_line}"
+    )
+    return f"{PATH_SEPARATOR.join(parts)} ({lines})"
+
+
+def hit_dict(hit: Hit) -> dict:
+    chunk = hit.chunk
+    return {
+        "rank": hit.rank,
+        "score": round(hit.score, 6),
+        "source": chunk.source,
+        "section": chunk.section,
+        "headings": list(chunk.headings),
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "text": chunk.text,
+    }
+
+
+def ask_json(question: str, result: SearchResult) -> dict:
+    return {
+        "question": question,
+        "min_score": round(result.min_score, 6),
+        "results": [hit_dict(hit) for hit in result.hits],
+    }
+
+
+def print_result(result: SearchResult) -> None:
+    out = console()
+    if not result.hits:
+        out.print(
+            f"No answer: no passage reaches the threshold ({result.min_score:.3f}) "
+            "for this question; the indexed documents seem not to cover it."
+        )
+        return
+    for hit in result.hits:
+        out.print(f"[bold cyan]{hit.score:.3f}[/]  [bold]{_escape(location(hit))}[/]")
+        out.print(f"       {_escape(snippet(hit.chunk.text))}", style="dim" if hit.rank > 1 else None)
+        out.print()
+
+
+def print_build_summary(report: BuildReport) -> None:
+    for message in report.warnings:
+        warning(message)
+    console().print(
+        f"[green]Indexed[/] {report.files} files into {report.chunks} chunks "
+        f"in {report.seconds:.1f} s → {_escape(str(report.index_dir))}/ "
+        f"(min score {report.min_score:.3f})"
+    )
+
+
+def build_json(report: BuildReport) -> dict:
+    return {
+        "index": str(report.index_dir),
+        "files": report.files,
+        "chunks": report.chunks,
+        "seconds": round(report.seconds, 3),
+        "min_score": round(report.min_score, 6),
+        "warnings": report.warnings,
+    }
+
+
+@contextmanager
+def progress(description: str, disable: bool = False) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr, shown from the first update on; yields a ``(done, total)`` callback."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console(stderr=True),
+        transient=True,
+        disable=disable,
+    )
+    task = bar.add_task(description, total=None)
+
+    def update(done: int, total: int) -> None:
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task, completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if bar.live.is_started:
+            bar.stop()
+
+
+def _first_location(result: QuestionResult) -> str:
+    chunk = result.first
+    return "—" if chunk is None else PATH_SEPARATOR.join([chunk.source, *chunk.headings])
+
+
+def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
+    return {
+        **report.metrics,
+        "k": report.k,
+        "min_score": round(report.min_score, 6),
+        "suggested_min_score": _round(report.suggested_min_score),
+        "calibrated": calibrated,
+        "misses": [
+            {
+                "line": r.question.line,
+                "question": r.question.question,
+                "expected": r.question.expected(),
+                "first": _first_location(r),
+                "score": _round(r.first_score),
+                "rank": r.rank,
+                "answered": r.passes,
+            }
+            for r in report.misses
+        ],
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _pct(value: float | int | None) -> str:
+    return "—" if value is None else f"{value:.1%}"
+
+
+def print_eval(report: EvalReport, calibrated: bool = False) -> None:
+    from rich.table import Table
+
+    m = report.metrics
+    suggested = report.suggested_min_score
+    topk = f"   top-{report.k} {_pct(m[f'top{report.k}'])}" if report.k not in (1, 3) else ""
+    out = console()
+    out.print(f"[bold]{m['questions']} questions[/] ({m['answerable']} answerable, {m['unanswerable']} not)")
+    out.print(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {m['mrr']}")
+    out.print(
+        f"  threshold {report.min_score:.3f}: answered {_pct(m['answered'])} of answerable "
+        f"({_pct(m['answered_correct'])} answered and right first), "
+        f"rejected {_pct(m['rejected'])} of unanswerable"
+    )
+    out.print(
+        f"  lowest correct first score {m['lowest_correct_first_score']}, "
+        f"highest unanswerable score {m['highest_unanswerable_score']}, "
+        f"suggested min score {'—' if suggested is None else f'{suggested:.3f}'}"
+        + (" [green](written to the index)[/]" if calibrated and suggested is not None else "")
+    )
+    if not report.misses:
+        return
+    table = Table(title="Misses", expand=True)
+    for column in ("question", "expected", "came first", "score"):
+        table.add_column(column, overflow="fold")
+    for r in report.misses:
+        table.add_row(
+            _escape(r.question.question),
+            _escape(r.question.expected()),
+            _escape(_first_location(r)) + ("" if r.passes else " [dim](no answer)[/]"),
+            f"{r.first_score:.3f}" + (f" (#{r.rank})" if r.rank and r.rank > 1 else ""),
+        )
+    out.print(table)

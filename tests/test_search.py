@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from semsearch.search import search_vectors, top_k
+
+
+def brute_force(scores: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(-scores, kind="stable")[:k]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_top_k_equals_argsort_on_random_vectors(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    vectors = rng.normal(size=(n, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    scores = vectors @ vectors[0]
+    for k in (1, 3, 10, n - 1, n, n + 5):
+        np.testing.assert_array_equal(top_k(scores, k), brute_force(scores, k))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_ties_go_to_the_lower_index(seed):
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, 4, size=int(rng.integers(1, 60))).astype(np.float32)
+    for k in range(0, scores.size + 2):
+        np.testing.assert_array_equal(top_k(scores, k), brute_force(scores, k))
+
+
+def test_k_zero_and_empty_index():
+    assert top_k(np.array([0.5, 0.2], dtype=np.float32), 0).size == 0
+    assert top_k(np.array([], dtype=np.float32), 3).size == 0
+
+
+def test_search_vectors_scores_are_cosines_and_threshold_drops_low_ones():
+    vectors = np.eye(4, dtype=np.float32)
+    query = np.array([0.8, 0.6, 0, 0], dtype=np.float32)
+    assert search_vectors(vectors, query, k=3) == [(0, pytest.approx(0.8)), (1, pytest.approx(0.6)), (2, 0.0)]
+    assert search_vectors(vectors, query, k=3, min_score=0.7) == [(0, pytest.approx(0.8))]
+    assert search_vectors(vectors, query, k=3, min_score=0.9) == []
