@@ -34,6 +34,8 @@ class Question:
     question: str
     answer: str | None = None
     sources: tuple[str, ...] = ()
+    kind: str | None = None
+    """Optional label (e.g. "paraphrase", "offtopic") for a per-kind breakdown."""
 
     @property
     def answerable(self) -> bool:
@@ -75,6 +77,7 @@ class EvalReport:
     results: list[QuestionResult]
     suggested_min_score: float | None
     metrics: dict[str, float | int | None] = field(default_factory=dict)
+    by_kind: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
 
     @property
     def misses(self) -> list[QuestionResult]:
@@ -116,7 +119,7 @@ def load_questions(path: Path) -> list[Question]:
             raise QuestionsError(f"{where}: not valid JSON ({exc.msg})") from exc
         if not isinstance(row, dict):
             raise QuestionsError(f"{where}: expected a JSON object")
-        text, answer, source = row.get("question"), row.get("answer"), row.get("source")
+        text, answer, source, kind = (row.get(key) for key in ("question", "answer", "source", "kind"))
         if not isinstance(text, str) or not text.strip():
             raise QuestionsError(f"{where}: 'question' must be a non-empty string")
         if answer is not None and (not isinstance(answer, str) or not answer.strip()):
@@ -128,7 +131,13 @@ def load_questions(path: Path) -> list[Question]:
         ):
             raise QuestionsError(f"{where}: 'source' must be a path or a list of paths")
         questions.append(
-            Question(line=number, question=text.strip(), answer=answer, sources=tuple(source or ()))
+            Question(
+                line=number,
+                question=text.strip(),
+                answer=answer,
+                sources=tuple(source or ()),
+                kind=kind if isinstance(kind, str) else None,
+            )
         )
     if not questions:
         raise QuestionsError(f"no questions in {path}")
@@ -196,6 +205,8 @@ def evaluate(
         k=k, min_score=index.min_score, results=results, suggested_min_score=suggest_min_score(results)
     )
     report.metrics = _metrics(results, k)
+    kinds = sorted({r.question.kind for r in results if r.question.kind})
+    report.by_kind = {kind: _metrics([r for r in results if r.question.kind == kind], k) for kind in kinds}
     return report
 
 

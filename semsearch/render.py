@@ -163,6 +163,7 @@ def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
         "min_score": round(report.min_score, 6),
         "suggested_min_score": _round(report.suggested_min_score),
         "calibrated": calibrated,
+        "by_kind": report.by_kind,
         "misses": [
             {
                 "line": r.question.line,
@@ -206,6 +207,17 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         f"suggested min score {'—' if suggested is None else f'{suggested:.3f}'}"
         + (" [green](written to the index)[/]" if calibrated and suggested is not None else "")
     )
+    if report.by_kind:
+        kinds = Table(title="By kind", expand=False)
+        for column in ("kind", "questions", "top-1", "top-3", "answered", "rejected"):
+            kinds.add_column(column, justify="left" if column == "kind" else "right")
+        for kind, km in report.by_kind.items():
+            kinds.add_row(
+                _escape(kind),
+                str(km["questions"]),
+                *(_pct(km[key]) for key in ("top1", "top3", "answered", "rejected")),
+            )
+        out.print(kinds)
     if not report.misses:
         return
     table = Table(title="Misses", expand=True)

@@ -1,22 +1,21 @@
 """The "no answer" decision, derived from the indexed data itself.
 
 Cosine scores mean nothing across models (one model's unrelated pairs score 0.8, another's 0.1),
-so nothing here is a fixed cosine. At build time two distributions are measured on the new index:
+so nothing here is a fixed cosine. The decision rests on a bank of everyday questions in ten
+languages (``data/offtopic_questions.tsv``: weather, cooking, sport, health, travel...) that
+documentation does not answer, embedded with the index's own model at build time:
 
-- *off-topic*: the best score of each question in a bank of everyday questions in ten languages
-  (``data/offtopic_questions.tsv``: weather, cooking, sport, health...), which documentation
-  does not answer;
-- *on-topic*: the best score of pseudo-questions made from the corpus itself (each section's own
-  heading, asked as a query).
+1. *Background rule* (per question): a passage is an answer only if it is at least as close to
+   the question as the nearest bank question is. A question about the weather sits next to the
+   bank's weather questions, whatever the model's score scale.
+2. *Floor* (``min_score``): no passage scoring below what a typical off-topic question scores
+   against this corpus is an answer: the median of the bank questions' best scores, taken per
+   language, lowest language (so that questions in another language than the corpus, whose
+   scores all run lower, still get their answers).
 
-``min_score`` is the midpoint between the off-topic high end (the 90th percentile of the best
-scores, taken per bank language and then the highest language, so that a corpus in one language
-is not flattered by the other nine) and the on-topic low end (the 10th percentile).
-
-At query time a second, per-question rule uses the same bank as a background model: a passage
-is an answer only if it is closer to the question than the nearest off-topic bank question is.
-Bank questions the corpus itself seems to answer (scoring above the on-topic low end, e.g. the
-cooking questions over a cookbook) are dropped from the background at build time.
+Bank questions that the corpus itself seems to answer (scoring at or above the 10th percentile of
+the corpus's own section titles asked as questions: say, the cooking questions over a cookbook)
+are dropped from both before use.
 """
 
 from __future__ import annotations
@@ -30,11 +29,11 @@ from .chunking import Chunk
 from .embedders import Embedder
 
 OFFTOPIC_FILE = "offtopic_questions.tsv"
-OFFTOPIC_QUANTILE = 90
 ONTOPIC_QUANTILE = 10
+MIN_PER_LANGUAGE = 5
 METHOD = (
-    f"midpoint of off-topic bank p{OFFTOPIC_QUANTILE} (highest language) and "
-    f"section-title pseudo-questions p{ONTOPIC_QUANTILE}; plus per-question background rule"
+    "floor: lowest per-language median of off-topic bank best scores; "
+    "per question: at least as close as the nearest off-topic bank question"
 )
 
 
@@ -90,17 +89,16 @@ def calibrate(embedder: Embedder, vectors: np.ndarray, chunks: list[Chunk]) -> C
     titles = section_titles(chunks)
     ontopic = best_scores(vectors, embedder.embed_queries(titles)) if titles else np.empty(0)
 
-    languages = sorted({language for language, _ in bank})
-    language_of = np.array([language for language, _ in bank])
-    per_language = {
-        language: float(np.percentile(offtopic[language_of == language], OFFTOPIC_QUANTILE))
-        for language in languages
-    }
-    off_high = max(per_language.values())
-    # A corpus without headings has no pseudo-questions: stay at the off-topic end.
-    on_low = float(np.percentile(ontopic, ONTOPIC_QUANTILE)) if len(ontopic) else float(offtopic.max())
-    min_score = (off_high + on_low) / 2
+    # Bank questions scoring like the corpus's own section titles look answerable here: drop them.
+    on_low = float(np.percentile(ontopic, ONTOPIC_QUANTILE)) if len(ontopic) else np.inf
     keep = offtopic < on_low
+    language_of = np.array([language for language, _ in bank])
+    medians = {
+        language: float(np.median(offtopic[keep & (language_of == language)]))
+        for language in sorted(set(language_of))
+        if (keep & (language_of == language)).sum() >= MIN_PER_LANGUAGE
+    }
+    min_score = min(medians.values()) if medians else float(np.median(offtopic))
     return Calibration(
         min_score=min_score,
         background=np.ascontiguousarray(bank_vectors[keep], dtype=np.float32),
@@ -108,13 +106,11 @@ def calibrate(embedder: Embedder, vectors: np.ndarray, chunks: list[Chunk]) -> C
             "value": round(min_score, 6),
             "source": "build",
             "method": METHOD,
-            "offtopic_high": round(off_high, 6),
-            "ontopic_low": round(on_low, 6),
             "offtopic": _summary(offtopic),
-            "offtopic_by_language": {k: round(v, 4) for k, v in per_language.items()},
+            "offtopic_median_by_language": {k: round(v, 4) for k, v in medians.items()},
             "ontopic": _summary(ontopic),
             "background_questions": int(keep.sum()),
-            "background_dropped": int((~keep).sum()),
+            "background_dropped_as_on_topic": int((~keep).sum()),
         },
     )
 
