@@ -49,9 +49,10 @@ def build(
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", help="Chunk budget in cl100k_base tokens.")
     ] = None,
+    full: Annotated[bool, typer.Option("--full", help="Re-embed everything, reusing nothing.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Chunk and embed every Markdown file under DOCS into the index."""
+    """Index every Markdown file under DOCS; unchanged files keep their vectors."""
     from .embedders import DEFAULT_MODEL
     from .index import DEFAULT_MAX_TOKENS, build_index
 
@@ -61,6 +62,7 @@ def build(
             index,
             model=model or DEFAULT_MODEL,
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+            full=full,
             progress=progress,
         )
     if as_json:

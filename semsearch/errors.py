@@ -27,3 +27,7 @@ class ModelError(SemsearchError):
 
 class QuestionsError(SemsearchError):
     """A question file for ``eval`` is missing or malformed."""
+
+
+class IndexBusyError(SemsearchError):
+    """Another build holds the index's lock."""

@@ -9,8 +9,6 @@ folder cannot answer: the right outcome is no result above the threshold.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -21,7 +19,7 @@ import numpy as np
 from .chunking import Chunk
 from .embedders import Embedder
 from .errors import QuestionsError
-from .index import Index
+from .index import Index, write_meta
 from .search import top_k
 from .threshold import background_floor
 
@@ -240,28 +238,20 @@ def _metrics(results: list[QuestionResult], k: int) -> dict[str, float | int | N
 
 
 def write_min_score(index: Index, value: float, questions_file: Path, count: int) -> None:
-    """Record a calibrated ``min_score`` in meta.json, atomically; keep the build-time record."""
-    meta = dict(index.meta)
-    previous = meta.get("min_score", {})
+    """Record a calibrated ``min_score`` in meta.json; keep the build-time record beside it."""
+    previous = index.meta.get("min_score", {})
     build_record = previous.get("build", previous) if previous.get("source") == "calibrate" else previous
-    meta["min_score"] = {
-        "value": round(value, 6),
-        "source": "calibrate",
-        "method": f"balanced accuracy on {count} labelled questions",
-        "questions_file": str(questions_file),
-        "questions": count,
-        "build": build_record,
-    }
-    path = index.path / "meta.json"
-    fd, staging = tempfile.mkstemp(prefix=".meta-", suffix=".json", dir=index.path)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(meta, handle, ensure_ascii=False, indent=1)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(staging, path)
-    except BaseException:
-        Path(staging).unlink(missing_ok=True)
-        raise
-    index.meta = meta
+    write_meta(
+        index,
+        {
+            **index.meta,
+            "min_score": {
+                "value": round(value, 6),
+                "source": "calibrate",
+                "method": f"balanced accuracy on {count} labelled questions",
+                "questions_file": str(questions_file),
+                "questions": count,
+                "build": build_record,
+            },
+        },
+    )

@@ -5,7 +5,7 @@ An index is a folder of three files:
 - ``vectors.npy``: N x dim float32, L2-normalized rows (dot product = cosine);
 - ``chunks.json``: the N chunks, in row order;
 - ``meta.json``: model spec, dimension, chunking settings, per-file fingerprints, ``min_score``;
-- ``background.npy``: query vectors of the off-topic bank (see ``threshold``), k x dim float32.
+- ``offtopic.npy``: query vectors of the off-topic question bank (see ``threshold``).
 
 A build writes a fresh folder beside the old one and swaps it in with one rename, so an
 interrupted build never leaves a half-written index.
@@ -21,7 +21,8 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,9 +32,16 @@ import numpy as np
 from . import __version__
 from .chunking import Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
-from .errors import DocsError, IndexCorruptError, IndexMissingError, ModelError
+from .errors import (
+    DocsError,
+    IndexBusyError,
+    IndexCorruptError,
+    IndexMissingError,
+    ModelError,
+    SemsearchError,
+)
 from .search import Hit, search_vectors
-from .threshold import background_floor, calibrate
+from .threshold import background_floor, bank_sha256, calibrate
 
 INDEX_FORMAT = 1
 DEFAULT_MAX_TOKENS = 300
@@ -45,6 +53,14 @@ ProgressCallback = Callable[[int, int], None]
 """Called with (chunks embedded so far, total chunks)."""
 
 
+@dataclass(frozen=True)
+class Changes:
+    new: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+
+
 @dataclass
 class BuildReport:
     index_dir: Path
@@ -53,6 +69,11 @@ class BuildReport:
     seconds: float
     min_score: float
     warnings: list[str] = field(default_factory=list)
+    changes: Changes = field(default_factory=Changes)
+    full_reason: str | None = None
+    """Why nothing could be reused from the previous index (None: no previous index, or reused)."""
+    embedded: int = 0
+    up_to_date: bool = False
 
 
 @dataclass(frozen=True)
@@ -70,7 +91,14 @@ class Index:
     meta: dict
     chunks: list[Chunk]
     vectors: np.ndarray
+    offtopic: np.ndarray
+    """Query vectors of the whole off-topic bank (reused by incremental builds)."""
     background: np.ndarray
+    """The bank questions kept as the background of the no-answer rule."""
+
+    @property
+    def offtopic_reusable(self) -> bool:
+        return self.meta["offtopic"].get("bank_sha256") == bank_sha256()
 
     @property
     def model(self) -> str:
@@ -160,15 +188,20 @@ def build_index(
     *,
     model: str = DEFAULT_MODEL,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    full: bool = False,
     embedder: Embedder | None = None,
     progress: ProgressCallback | None = None,
 ) -> BuildReport:
-    """Chunk and embed every Markdown file under ``docs`` into ``index_dir``."""
+    """Index every Markdown file under ``docs`` into ``index_dir``.
+
+    Incremental: files whose content hash, model and chunking settings are unchanged keep their
+    chunks and vectors; only new and changed files are embedded and removed files are dropped.
+    The result equals a full build of the same folder. ``full`` forces a full rebuild.
+    """
     from .tokens import count_tokens
 
     started = time.perf_counter()
-    if embedder is None:
-        model = canonical_spec(model)  # a bad --model fails before any work
+    spec = embedder.spec if embedder else canonical_spec(model)  # a bad --model fails first
     docs = Path(docs)
     if not docs.is_dir():
         raise DocsError(f"documents folder not found: {docs}")
@@ -177,66 +210,144 @@ def build_index(
     paths = find_markdown_files(docs)
     if not paths:
         raise DocsError(f"no Markdown files (.md, .markdown) under {docs}")
-    embedder = embedder or load_embedder(model)
-    limit = embedder.max_input_tokens
+    chunking = {"max_tokens": max_tokens, "tokenizer": TOKENIZER, "context": "heading path"}
 
-    sources: list[SourceFile] = []
-    chunks: list[Chunk] = []
-    warnings: list[str] = []
-    for path in paths:
-        try:
-            source = read_source(path, docs)
-        except OSError as exc:
-            warnings.append(f"{path.relative_to(docs).as_posix()}: skipped, cannot read ({exc.strerror})")
-            continue
-        if source.warning:
-            warnings.append(f"{source.relative}: {source.warning}")
-        sources.append(source)
-        chunks.extend(
-            chunk_markdown(
+    with index_lock(Path(index_dir)):
+        previous, full_reason = _reusable_index(Path(index_dir), spec, chunking, full)
+        old_files = previous.meta["files"] if previous else {}
+        sources, warnings = [], []
+        for path in paths:
+            try:
+                source = read_source(path, docs)
+            except OSError as exc:
+                warnings.append(f"{path.relative_to(docs).as_posix()}: skipped, cannot read ({exc.strerror})")
+                continue
+            if source.warning:
+                warnings.append(f"{source.relative}: {source.warning}")
+            sources.append(source)
+        unchanged = {s.relative for s in sources if old_files.get(s.relative, {}).get("sha256") == s.sha256}
+        changes = Changes(
+            new=sum(s.relative not in old_files for s in sources),
+            changed=sum(s.relative in old_files and s.relative not in unchanged for s in sources),
+            removed=len(set(old_files) - {s.relative for s in sources}),
+            unchanged=len(unchanged),
+        )
+        report = BuildReport(
+            index_dir=Path(index_dir),
+            files=len(sources),
+            chunks=0,
+            seconds=0.0,
+            min_score=0.0,
+            warnings=warnings,
+            changes=changes,
+            full_reason=full_reason,
+        )
+        if previous and not (changes.new or changes.changed or changes.removed):
+            _refresh_fingerprints(previous, sources)
+            report.chunks, report.min_score = len(previous.chunks), previous.min_score
+            report.up_to_date = True
+            report.seconds = time.perf_counter() - started
+            return report
+
+        embedder = embedder or load_embedder(spec)
+        limit = embedder.max_input_tokens
+        reused = _chunks_by_source(previous) if previous else {}
+        chunks: list[Chunk] = []
+        rows: list[int | None] = []  # row of each chunk in the previous index, None: to embed
+        for source in sources:
+            if source.relative in unchanged:
+                for chunk, row in reused.get(source.relative, []):
+                    chunks.append(chunk)
+                    rows.append(row)
+                continue
+            for chunk in chunk_markdown(
                 source.text,
                 source.relative,
                 max_tokens=max_tokens,
                 count_tokens=count_tokens,
                 fits=lambda text: embedder.passage_tokens(text) <= limit,
-            )
-        )
-    if not chunks:
-        raise DocsError(f"the Markdown files under {docs} hold no text to index")
+            ):
+                chunks.append(chunk)
+                rows.append(None)
+        if not chunks:
+            raise DocsError(f"the Markdown files under {docs} hold no text to index")
 
-    vectors = embed_in_batches(embedder, [embedding_text(c) for c in chunks], progress)
-    calibration = calibrate(embedder, vectors, chunks)
-    chunk_counts: dict[str, int] = {}
-    for chunk in chunks:
-        chunk_counts[chunk.source] = chunk_counts.get(chunk.source, 0) + 1
-    meta = {
-        "format": INDEX_FORMAT,
-        "semsearch_version": __version__,
-        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "docs_root": str(docs.resolve()),
-        "model": {"spec": embedder.spec, "dim": embedder.dim, "max_input_tokens": limit},
-        "chunking": {"max_tokens": max_tokens, "tokenizer": TOKENIZER, "context": "heading path"},
-        "chunks": len(chunks),
-        "files": {
-            s.relative: {
-                "sha256": s.sha256,
-                "size": s.size,
-                "mtime_ns": s.mtime_ns,
-                "chunks": chunk_counts.get(s.relative, 0),
-            }
-            for s in sources
-        },
-        "min_score": calibration.record,
-    }
-    write_index(Path(index_dir), vectors, chunks, meta, calibration.background)
-    return BuildReport(
-        index_dir=Path(index_dir),
-        files=len(sources),
-        chunks=len(chunks),
-        seconds=time.perf_counter() - started,
-        min_score=calibration.min_score,
-        warnings=warnings,
-    )
+        vectors = np.zeros((len(chunks), embedder.dim), dtype=np.float32)
+        old_rows = [(i, row) for i, row in enumerate(rows) if row is not None]
+        if old_rows:
+            vectors[[i for i, _ in old_rows]] = previous.vectors[[row for _, row in old_rows]]
+        fresh = [i for i, row in enumerate(rows) if row is None]
+        vectors[fresh] = embed_in_batches(embedder, [embedding_text(chunks[i]) for i in fresh], progress)
+        bank_vectors = previous.offtopic if previous is not None and previous.offtopic_reusable else None
+        calibration = calibrate(embedder, vectors, chunks, bank_vectors=bank_vectors)
+
+        chunk_counts: dict[str, int] = {}
+        for chunk in chunks:
+            chunk_counts[chunk.source] = chunk_counts.get(chunk.source, 0) + 1
+        meta = {
+            "format": INDEX_FORMAT,
+            "semsearch_version": __version__,
+            "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "docs_root": str(docs.resolve()),
+            "model": {"spec": embedder.spec, "dim": embedder.dim, "max_input_tokens": limit},
+            "chunking": chunking,
+            "chunks": len(chunks),
+            "files": {
+                s.relative: {
+                    "sha256": s.sha256,
+                    "size": s.size,
+                    "mtime_ns": s.mtime_ns,
+                    "chunks": chunk_counts.get(s.relative, 0),
+                }
+                for s in sources
+            },
+            "min_score": calibration.record,
+            "offtopic": {
+                "bank_sha256": bank_sha256(),
+                "questions": len(calibration.offtopic),
+                "background_rows": calibration.background_rows,
+            },
+        }
+        write_index(Path(index_dir), vectors, chunks, meta, calibration.offtopic)
+    report.chunks = len(chunks)
+    report.embedded = len(fresh)
+    report.min_score = calibration.min_score
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _reusable_index(
+    index_dir: Path, spec: str, chunking: dict, full: bool
+) -> tuple[Index | None, str | None]:
+    """The previous index when its vectors can be reused, else None and why not."""
+    if full:
+        return None, "--full"
+    if not (index_dir / "meta.json").exists():
+        return None, None
+    try:
+        previous = load_index(index_dir)
+    except SemsearchError as exc:
+        return None, f"the previous index is unreadable ({exc})"
+    if previous.model != spec:
+        return None, f"the model changed ({previous.model} → {spec})"
+    if previous.meta.get("chunking") != chunking:
+        return None, f"the chunking settings changed ({previous.meta.get('chunking')} → {chunking})"
+    return previous, None
+
+
+def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
+    grouped: dict[str, list[tuple[Chunk, int]]] = {}
+    for row, chunk in enumerate(index.chunks):
+        grouped.setdefault(chunk.source, []).append((chunk, row))
+    return grouped
+
+
+def _refresh_fingerprints(index: Index, sources: list[SourceFile]) -> None:
+    """Nothing to embed: record current sizes and mtimes (for `ask`'s staleness check) only."""
+    files = index.meta["files"]
+    fresh = {s.relative: {**files[s.relative], "size": s.size, "mtime_ns": s.mtime_ns} for s in sources}
+    if fresh != files:
+        write_meta(index, {**index.meta, "files": fresh})
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -254,19 +365,60 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-INDEX_FILES = ("vectors.npy", "background.npy", "chunks.json", "meta.json")
+INDEX_FILES = ("vectors.npy", "offtopic.npy", "chunks.json", "meta.json")
+
+
+@contextmanager
+def index_lock(index_dir: Path) -> Iterator[None]:
+    """One build of an index at a time; a second one fails at once with a clear message."""
+    from filelock import FileLock, Timeout
+
+    index_dir = index_dir.absolute()
+    index_dir.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(index_dir.parent / f".{index_dir.name}.lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise IndexBusyError(
+            f"another `semsearch build` is writing {index_dir}/ (lock {lock.lock_file}); "
+            "wait for it to finish"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def write_meta(index: Index, meta: dict) -> None:
+    """Replace the index's meta.json atomically (a reader sees the old or the new one)."""
+    path = index.path / "meta.json"
+    fd, staging = tempfile.mkstemp(prefix=".meta-", suffix=".json", dir=index.path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(meta, handle, ensure_ascii=False, indent=1)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(staging, path)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
+    index.meta = meta
 
 
 def write_index(
-    index_dir: Path, vectors: np.ndarray, chunks: list[Chunk], meta: dict, background: np.ndarray
+    index_dir: Path, vectors: np.ndarray, chunks: list[Chunk], meta: dict, offtopic: np.ndarray
 ) -> None:
     """Write the index files to a temporary folder, then swap it in place of ``index_dir``."""
     index_dir = index_dir.absolute()
     index_dir.parent.mkdir(parents=True, exist_ok=True)
+    for kind in ("new", "old"):  # left by a build killed while writing; we hold the lock
+        for leftover in index_dir.parent.glob(f".{index_dir.name}.{kind}-*"):
+            shutil.rmtree(leftover, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{index_dir.name}.new-", dir=index_dir.parent))
     try:
         np.save(staging / "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
-        np.save(staging / "background.npy", np.ascontiguousarray(background, dtype=np.float32))
+        np.save(staging / "offtopic.npy", np.ascontiguousarray(offtopic, dtype=np.float32))
         _write_json(staging / "chunks.json", [c.to_dict() for c in chunks])
         _write_json(staging / "meta.json", meta)
         for name in INDEX_FILES:
@@ -327,7 +479,10 @@ def load_index(index_dir: Path) -> Index:
     except (KeyError, TypeError, ValueError) as exc:
         raise IndexCorruptError(f"index at {index_dir}/ has incomplete metadata ({exc}); {rebuild}") from exc
     vectors = _load_matrix(index_dir / "vectors.npy", dim, rebuild)
-    background = _load_matrix(index_dir / "background.npy", dim, rebuild)
+    offtopic = _load_matrix(index_dir / "offtopic.npy", dim, rebuild)
+    rows = meta.get("offtopic", {}).get("background_rows")
+    if not isinstance(rows, list) or not all(isinstance(r, int) and 0 <= r < len(offtopic) for r in rows):
+        raise IndexCorruptError(f"index at {index_dir}/ has inconsistent off-topic rows; {rebuild}")
     if vectors.shape[0] != len(chunks) or meta.get("chunks") != len(chunks):
         raise IndexCorruptError(
             f"index at {index_dir}/: {vectors.shape[0]} vectors for {len(chunks)} chunks "
@@ -335,7 +490,14 @@ def load_index(index_dir: Path) -> Index:
         )
     if not spec:
         raise IndexCorruptError(f"index at {index_dir}/ does not record its model; {rebuild}")
-    return Index(path=index_dir, meta=meta, chunks=chunks, vectors=vectors, background=background)
+    return Index(
+        path=index_dir,
+        meta=meta,
+        chunks=chunks,
+        vectors=vectors,
+        offtopic=offtopic,
+        background=np.asarray(offtopic[rows]),
+    )
 
 
 def _load_matrix(path: Path, dim: int, rebuild: str) -> np.ndarray:

@@ -102,13 +102,27 @@ def print_result(result: SearchResult) -> None:
         out.print()
 
 
+def _changes(report: BuildReport) -> str:
+    c = report.changes
+    return f"{c.new} new, {c.changed} changed, {c.removed} removed, {c.unchanged} unchanged"
+
+
 def print_build_summary(report: BuildReport) -> None:
     for message in report.warnings:
         warning(message)
+    if report.full_reason:
+        console(stderr=True).print(f"Full rebuild: {_escape(report.full_reason)}")
+    where = _escape(str(report.index_dir))
+    if report.up_to_date:
+        console().print(
+            f"[green]Up to date[/]: {report.files} files, {report.chunks} chunks in {where}/ "
+            f"({_changes(report)}; nothing embedded)"
+        )
+        return
     console().print(
         f"[green]Indexed[/] {report.files} files into {report.chunks} chunks "
-        f"in {report.seconds:.1f} s → {_escape(str(report.index_dir))}/ "
-        f"(min score {report.min_score:.3f})"
+        f"in {report.seconds:.1f} s → {where}/ ({_changes(report)}; "
+        f"{report.embedded} chunks embedded; min score {report.min_score:.3f})"
     )
 
 
@@ -119,6 +133,13 @@ def build_json(report: BuildReport) -> dict:
         "chunks": report.chunks,
         "seconds": round(report.seconds, 3),
         "min_score": round(report.min_score, 6),
+        "new": report.changes.new,
+        "changed": report.changes.changed,
+        "removed": report.changes.removed,
+        "unchanged": report.changes.unchanged,
+        "embedded": report.embedded,
+        "up_to_date": report.up_to_date,
+        "full_reason": report.full_reason,
         "warnings": report.warnings,
     }
 

@@ -20,6 +20,7 @@ are dropped from both before use.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from importlib import resources
 
@@ -40,10 +41,22 @@ METHOD = (
 @dataclass
 class Calibration:
     min_score: float
-    background: np.ndarray
-    """Query vectors of the off-topic bank questions kept as the background (k x dim)."""
+    offtopic: np.ndarray
+    """Query vectors of every bank question (k x dim), in bank order."""
+    background_rows: list[int]
+    """The bank questions kept as the background of the no-answer rule."""
     record: dict
     """What meta.json records about how ``min_score`` was obtained."""
+
+    @property
+    def background(self) -> np.ndarray:
+        return self.offtopic[self.background_rows]
+
+
+def bank_sha256() -> str:
+    """Identifies the bank, so that an index reuses stored bank vectors only for the same bank."""
+    data = resources.files("semsearch.data").joinpath(OFFTOPIC_FILE).read_bytes()
+    return hashlib.sha256(data).hexdigest()
 
 
 def offtopic_bank() -> list[tuple[str, str]]:
@@ -81,10 +94,16 @@ def _summary(scores: np.ndarray) -> dict:
     }
 
 
-def calibrate(embedder: Embedder, vectors: np.ndarray, chunks: list[Chunk]) -> Calibration:
-    """Derive ``min_score`` and the background set for a freshly embedded index."""
+def calibrate(
+    embedder: Embedder, vectors: np.ndarray, chunks: list[Chunk], bank_vectors: np.ndarray | None = None
+) -> Calibration:
+    """Derive ``min_score`` and the background set for a freshly embedded index.
+
+    ``bank_vectors``: the bank's query vectors from a previous build with the same model.
+    """
     bank = offtopic_bank()
-    bank_vectors = embedder.embed_queries([question for _, question in bank])
+    if bank_vectors is None or len(bank_vectors) != len(bank):
+        bank_vectors = embedder.embed_queries([question for _, question in bank])
     offtopic = best_scores(vectors, bank_vectors)
     titles = section_titles(chunks)
     ontopic = best_scores(vectors, embedder.embed_queries(titles)) if titles else np.empty(0)
@@ -101,7 +120,8 @@ def calibrate(embedder: Embedder, vectors: np.ndarray, chunks: list[Chunk]) -> C
     min_score = min(medians.values()) if medians else float(np.median(offtopic))
     return Calibration(
         min_score=min_score,
-        background=np.ascontiguousarray(bank_vectors[keep], dtype=np.float32),
+        offtopic=np.ascontiguousarray(bank_vectors, dtype=np.float32),
+        background_rows=[int(i) for i in np.flatnonzero(keep)],
         record={
             "value": round(min_score, 6),
             "source": "build",

@@ -59,8 +59,9 @@ def tiny(tmp_path):
     ]
     vectors = np.eye(3, dtype=np.float32)
     meta = {"min_score": {"value": 0.5}, "model": {"spec": "fake:table", "dim": 3}}
+    no_bank = np.zeros((0, 3), np.float32)
     index = Index(
-        path=tmp_path, meta=meta, chunks=chunks, vectors=vectors, background=np.zeros((0, 3), np.float32)
+        path=tmp_path, meta=meta, chunks=chunks, vectors=vectors, offtopic=no_bank, background=no_bank
     )
     embedder = TableEmbedder(
         {

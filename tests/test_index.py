@@ -67,7 +67,7 @@ def test_rebuild_replaces_the_index_and_leaves_no_staging_folders(docs, tmp_path
     (docs / "a.markdown").unlink()
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
     assert [c.source for c in load_index(tmp_path / "index").chunks] == ["b.md", "sub dir/ł ó.md"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "index"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".index.lock", "docs", "index"]
 
 
 def test_a_failed_build_keeps_the_previous_index(docs, tmp_path, fake_embedder):
@@ -79,7 +79,7 @@ def test_a_failed_build_keeps_the_previous_index(docs, tmp_path, fake_embedder):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        build_index(docs, tmp_path / "index", embedder=Exploding())
+        build_index(docs, tmp_path / "index", embedder=Exploding(), full=True)
     assert (tmp_path / "index" / "meta.json").read_text() == before
     assert load_index(tmp_path / "index").chunks
 

@@ -1,0 +1,141 @@
+"""Incremental, crash-safe builds."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from semsearch import index as index_module
+from semsearch.errors import IndexBusyError
+from semsearch.index import build_index, index_lock, load_index
+
+from .conftest import SAMPLE_DOCS
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def docs(tmp_path):
+    root = tmp_path / "docs"
+    write(
+        root / "a.md",
+        "# Alfa\n\n## Jeden\n\nPierwszy akapit o zwrotach.\n\n## Dwa\n\nDrugi akapit o dostawie.\n",
+    )
+    write(root / "b.md", "# Beta\n\nTekst o płatnościach kartą i BLIK-iem.\n")
+    write(root / "c.md", "# Gamma\n\nTekst o koncie i haśle.\n")
+    return root
+
+
+def assert_same_index(left, right):
+    a, b = load_index(left), load_index(right)
+    assert [c.to_dict() for c in a.chunks] == [c.to_dict() for c in b.chunks]
+    np.testing.assert_allclose(a.vectors, b.vectors, atol=1e-5)
+    assert a.min_score == pytest.approx(b.min_score, abs=1e-5)
+    np.testing.assert_allclose(a.background, b.background, atol=1e-5)
+    assert {k: v["sha256"] for k, v in a.meta["files"].items()} == {
+        k: v["sha256"] for k, v in b.meta["files"].items()
+    }
+
+
+def edit_docs(root):
+    write(root / "a.md", "# Alfa\n\n## Jeden\n\nPierwszy akapit o zwrotach, zmieniony.\n")  # changed
+    (root / "c.md").unlink()  # removed
+    write(root / "d" / "nowy.md", "# Delta\n\nNowy plik o reklamacjach.\n")  # new
+
+
+def test_incremental_build_equals_full_build_with_the_real_model(docs, tmp_path):
+    incremental = tmp_path / "incremental"
+    build_index(docs, incremental)
+    edit_docs(docs)
+    report = build_index(docs, incremental)
+    c = report.changes
+    assert (c.new, c.changed, c.removed, c.unchanged) == (1, 1, 1, 1)
+    assert report.embedded == 2 and report.full_reason is None
+    build_index(docs, tmp_path / "full", full=True)
+    assert_same_index(incremental, tmp_path / "full")
+
+
+def test_unchanged_rebuild_embeds_nothing_and_loads_no_model(docs, tmp_path, monkeypatch):
+    build_index(docs, tmp_path / "index")
+    before = (tmp_path / "index" / "vectors.npy").read_bytes()
+
+    def no_model(spec):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(index_module, "load_embedder", no_model)
+    os.utime(docs / "b.md")  # touched, same content
+    report = build_index(docs, tmp_path / "index")
+    assert report.up_to_date and report.embedded == 0
+    assert (report.changes.unchanged, report.files) == (3, 3)
+    assert (tmp_path / "index" / "vectors.npy").read_bytes() == before
+    assert (
+        load_index(tmp_path / "index").meta["files"]["b.md"]["mtime_ns"] == (docs / "b.md").stat().st_mtime_ns
+    )
+
+
+def test_incremental_with_fake_embedder_reuses_vectors(docs, tmp_path, fake_embedder):
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    embedded_first = fake_embedder.passages_embedded
+    edit_docs(docs)
+    report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert fake_embedder.passages_embedded - embedded_first == report.embedded == 2
+    build_index(docs, tmp_path / "full", embedder=fake_embedder, full=True)
+    assert_same_index(tmp_path / "index", tmp_path / "full")
+
+
+def test_model_or_chunking_change_forces_a_full_rebuild(docs, tmp_path, fake_embedder):
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    report = build_index(docs, tmp_path / "index", embedder=fake_embedder, max_tokens=64)
+    assert "chunking settings changed" in report.full_reason
+    assert report.embedded == 4
+
+    class Other(type(fake_embedder)):
+        spec = "fake:other"
+
+    report = build_index(docs, tmp_path / "index", embedder=Other(), max_tokens=64)
+    assert "model changed (fake:hashing → fake:other)" in report.full_reason
+    report = build_index(docs, tmp_path / "index", embedder=Other(), max_tokens=64, full=True)
+    assert report.full_reason == "--full"
+
+
+def test_a_second_build_of_the_same_index_is_refused(docs, tmp_path, fake_embedder):
+    with index_lock(tmp_path / "index"), pytest.raises(IndexBusyError, match="another `semsearch build`"):
+        build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)  # free again
+
+
+@pytest.mark.slow
+def test_killing_a_build_mid_embedding_keeps_the_previous_index(docs, tmp_path):
+    target = tmp_path / "index"
+    build_index(docs, target)
+    before = {name: (target / name).read_bytes() for name in ("meta.json", "chunks.json", "vectors.npy")}
+    build = subprocess.Popen(
+        [sys.executable, "-m", "semsearch", "build", str(SAMPLE_DOCS), "--index", str(target)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    time.sleep(4)  # model loaded, chunks being embedded (the sample takes ~20 s)
+    assert build.poll() is None, "the build finished before it could be killed"
+    build.send_signal(signal.SIGKILL)
+    build.wait()
+    assert {name: (target / name).read_bytes() for name in before} == before
+    assert load_index(target).chunks
+    report = build_index(docs, target)  # the next build still works, and clears leftovers
+    assert report.up_to_date
+    assert not [p for p in tmp_path.iterdir() if ".new-" in p.name or ".old-" in p.name]
+
+
+def test_leftovers_of_a_build_killed_while_writing_are_removed(docs, tmp_path, fake_embedder):
+    (tmp_path / ".index.new-abc123").mkdir()
+    (tmp_path / ".index.new-abc123" / "vectors.npy").write_bytes(b"half")
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".index.lock", "docs", "index"]
