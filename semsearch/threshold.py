@@ -6,8 +6,10 @@ languages (``data/offtopic_questions.tsv``: weather, cooking, sport, health, tra
 documentation does not answer, embedded with the index's own model at build time:
 
 1. *Background rule* (per question): a passage is an answer only if it is at least as close to
-   the question as the nearest bank question is. A question about the weather sits next to the
-   bank's weather questions, whatever the model's score scale.
+   the question as the nearest bank question in the corpus's language is. A question about the
+   weather sits next to the bank's weather questions, whatever the model's score scale; and a
+   question asked in another language than the corpus is compared across the same language gap
+   on both sides.
 2. *Floor* (``min_score``): no passage scoring below what a typical off-topic question scores
    against this corpus is an answer: the median of the bank questions' best scores, taken per
    language, lowest language (so that questions in another language than the corpus, whose
@@ -118,10 +120,15 @@ def calibrate(
         if (keep & (language_of == language)).sum() >= MIN_PER_LANGUAGE
     }
     min_score = min(medians.values()) if medians else float(np.median(offtopic))
+    # The background holds the bank questions in the corpus's own language (the one whose questions
+    # score highest against it): a question in another language is then compared with passages
+    # and bank questions across the same language gap, not with its own language's bank questions.
+    corpus_language = max(medians, key=medians.get) if medians else None
+    background = keep & (language_of == corpus_language) if corpus_language else keep
     return Calibration(
         min_score=min_score,
         offtopic=np.ascontiguousarray(bank_vectors, dtype=np.float32),
-        background_rows=[int(i) for i in np.flatnonzero(keep)],
+        background_rows=[int(i) for i in np.flatnonzero(background)],
         record={
             "value": round(min_score, 6),
             "source": "build",
@@ -129,8 +136,9 @@ def calibrate(
             "offtopic": _summary(offtopic),
             "offtopic_median_by_language": {k: round(v, 4) for k, v in medians.items()},
             "ontopic": _summary(ontopic),
-            "background_questions": int(keep.sum()),
-            "background_dropped_as_on_topic": int((~keep).sum()),
+            "corpus_language": corpus_language,
+            "background_questions": int(background.sum()),
+            "bank_dropped_as_on_topic": int((~keep).sum()),
         },
     )
 

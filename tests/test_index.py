@@ -130,7 +130,7 @@ def test_calibration_drops_bank_questions_the_corpus_answers(fake_embedder, monk
     vectors = fake_embedder.embed_passages([embedding_text(c) for c in chunks])
     calibration = calibrate(fake_embedder, vectors, chunks)
     kept = calibration.background
-    assert calibration.record["background_dropped_as_on_topic"] >= 5
+    assert calibration.record["bank_dropped_as_on_topic"] >= 5
     pierogi = fake_embedder.embed_queries(["przepis na pierogi 3"])[0]
     weather = fake_embedder.embed_queries(["pogoda jutro 3"])[0]
     assert background_floor(pierogi, kept) < float((vectors @ pierogi).max())  # still answerable
