@@ -11,6 +11,7 @@ slice of the source file, so ``start_line``/``end_line`` map back to it.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -101,6 +102,12 @@ class ParsedDocument:
     sections: list[_Section]
     front_matter: str | None
     text: str
+    line_starts: list[int]
+    """Offset of the first character of each line."""
+
+    def line_of(self, offset: int) -> int:
+        """1-based line number of the character at ``offset``."""
+        return bisect_right(self.line_starts, offset)
 
 
 @lru_cache(maxsize=1)
@@ -108,18 +115,27 @@ def _parser():
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
 
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    # Only the block structure is needed: skipping inline parsing of every paragraph keeps
+    # memory and time low on large files. Heading text is parsed inline on its own.
+    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
 
 
-def _plain_inline(token) -> str:
+@lru_cache(maxsize=1)
+def _inline_parser():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def _plain_inline(markdown: str) -> str:
     """Heading text without inline markup (emphasis, links, code ticks)."""
     parts = [
         child.content
+        for token in _inline_parser().parseInline(markdown)
         for child in token.children or []
         if child.type in {"text", "code_inline", "html_inline"}
     ]
-    parts = parts or [token.content]
-    return " ".join("".join(parts).split())
+    return " ".join("".join(parts or [markdown]).split())
 
 
 def normalize_newlines(text: str) -> str:
@@ -151,7 +167,7 @@ def parse_markdown(text: str) -> ParsedDocument:
             front_matter = token.content
         elif token.type == "heading_open":
             level = int(token.tag[1])
-            title = _plain_inline(tokens[i + 1])
+            title = _plain_inline(tokens[i + 1].content)
             while stack and stack[-1][0] >= level:
                 stack.pop()
             if title:
@@ -178,7 +194,9 @@ def parse_markdown(text: str) -> ParsedDocument:
                 block.end = stripped_end
                 sections[-1].blocks.append(block)
         i += 1
-    return ParsedDocument(sections=sections, front_matter=front_matter, text=text)
+    return ParsedDocument(
+        sections=sections, front_matter=front_matter, text=text, line_starts=line_offsets[:-1]
+    )
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…;:])[\"'”»)\]]*\s+")
@@ -308,8 +326,8 @@ def chunk_markdown(
                 source=source,
                 headings=section.headings,
                 text=text[start:end],
-                start_line=text.count("\n", 0, start) + 1,
-                end_line=text.count("\n", 0, end) + 1,
+                start_line=document.line_of(start),
+                end_line=document.line_of(end),
                 tokens=splitter.tokens_of(start, end),
             )
         )

@@ -50,6 +50,10 @@ def build(
         int | None, typer.Option("--max-tokens", help="Chunk budget in cl100k_base tokens.")
     ] = None,
     full: Annotated[bool, typer.Option("--full", help="Re-embed everything, reusing nothing.")] = False,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", help="Skip paths matching this .gitignore-style pattern (repeatable)."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Index every Markdown file under DOCS; unchanged files keep their vectors."""
@@ -63,6 +67,7 @@ def build(
             model=model or DEFAULT_MODEL,
             max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
             full=full,
+            excludes=exclude or (),
             progress=progress,
         )
     if as_json:
@@ -92,6 +97,7 @@ def ask(
         raise SemsearchError("the question is empty")
     loaded = load_index(index)
     embedder = embedder_for(loaded, model)
+    render.stale_warning(loaded.changed_files())
     result = loaded.search(embedder.embed_queries([question])[0], k, min_score)
     if as_json:
         render.print_json(render.ask_json(question, result))
@@ -99,6 +105,18 @@ def ask(
         render.print_result(result)
     if not result.hits:
         raise typer.Exit(1)
+
+
+@app.command()
+def info(index: IndexOption = Path("index"), as_json: JsonOption = False) -> None:
+    """What the index holds: model, files, chunks, threshold, and what changed since."""
+    from .index import load_index
+
+    loaded = load_index(index)
+    if as_json:
+        render.print_json(render.info_json(loaded))
+    else:
+        render.print_info(loaded)
 
 
 @app.command("eval")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import hashlib
 import json
 import os
 import shutil
@@ -41,11 +40,11 @@ from .errors import (
     SemsearchError,
 )
 from .search import Hit, search_vectors
+from .sources import Skipped, SourceFile, changed_files, discover, read_source
 from .threshold import background_floor, bank_sha256, calibrate
 
 INDEX_FORMAT = 1
 DEFAULT_MAX_TOKENS = 300
-MARKDOWN_SUFFIXES = {".md", ".markdown"}
 EMBED_BATCH = 16
 TOKENIZER = "tiktoken:cl100k_base"
 
@@ -69,6 +68,8 @@ class BuildReport:
     seconds: float
     min_score: float
     warnings: list[str] = field(default_factory=list)
+    """Files indexed after a repair (e.g. invalid UTF-8 replaced)."""
+    skipped: list[Skipped] = field(default_factory=list)
     changes: Changes = field(default_factory=Changes)
     full_reason: str | None = None
     """Why nothing could be reused from the previous index (None: no previous index, or reused)."""
@@ -95,6 +96,11 @@ class Index:
     """Query vectors of the whole off-topic bank (reused by incremental builds)."""
     background: np.ndarray
     """The bank questions kept as the background of the no-answer rule."""
+
+    def changed_files(self) -> list[str]:
+        """Files under the docs root added, removed or modified since the build (sizes, mtimes)."""
+        recorded = {**self.meta.get("files", {}), **self.meta.get("skipped", {})}
+        return changed_files(Path(self.meta["docs_root"]), recorded, self.meta.get("excludes", []))
 
     @property
     def offtopic_reusable(self) -> bool:
@@ -126,48 +132,6 @@ class Index:
         return SearchResult(hits=hits, min_score=float(threshold), offtopic_score=offtopic)
 
 
-@dataclass(frozen=True)
-class SourceFile:
-    path: Path
-    relative: str
-    text: str
-    sha256: str
-    size: int
-    mtime_ns: int
-    warning: str | None = None
-
-
-def find_markdown_files(docs: Path) -> list[Path]:
-    """Markdown files under ``docs``, sorted by relative POSIX path; hidden entries skipped."""
-    found = []
-    for root, dirs, files in os.walk(docs):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in files:
-            if not name.startswith(".") and Path(name).suffix.lower() in MARKDOWN_SUFFIXES:
-                found.append(Path(root, name))
-    return sorted(found, key=lambda p: p.relative_to(docs).as_posix())
-
-
-def read_source(path: Path, docs: Path) -> SourceFile:
-    raw = path.read_bytes()
-    stat = path.stat()
-    warning = None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        text = raw.decode("utf-8-sig", errors="replace")
-        warning = f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD"
-    return SourceFile(
-        path=path,
-        relative=path.relative_to(docs).as_posix(),
-        text=text,
-        sha256=hashlib.sha256(raw).hexdigest(),
-        size=stat.st_size,
-        mtime_ns=stat.st_mtime_ns,
-        warning=warning,
-    )
-
-
 def embed_in_batches(
     embedder: Embedder, texts: Sequence[str], progress: ProgressCallback | None = None
 ) -> np.ndarray:
@@ -189,6 +153,7 @@ def build_index(
     model: str = DEFAULT_MODEL,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     full: bool = False,
+    excludes: Sequence[str] = (),
     embedder: Embedder | None = None,
     progress: ProgressCallback | None = None,
 ) -> BuildReport:
@@ -207,7 +172,7 @@ def build_index(
         raise DocsError(f"documents folder not found: {docs}")
     if max_tokens < 32:
         raise DocsError(f"--max-tokens must be at least 32 (got {max_tokens})")
-    paths = find_markdown_files(docs)
+    paths, skipped = discover(docs, excludes)
     if not paths:
         raise DocsError(f"no Markdown files (.md, .markdown) under {docs}")
     chunking = {"max_tokens": max_tokens, "tokenizer": TOKENIZER, "context": "heading path"}
@@ -215,12 +180,12 @@ def build_index(
     with index_lock(Path(index_dir)):
         previous, full_reason = _reusable_index(Path(index_dir), spec, chunking, full)
         old_files = previous.meta["files"] if previous else {}
-        sources, warnings = [], []
+        sources: list[SourceFile] = []
+        warnings: list[str] = []
         for path in paths:
-            try:
-                source = read_source(path, docs)
-            except OSError as exc:
-                warnings.append(f"{path.relative_to(docs).as_posix()}: skipped, cannot read ({exc.strerror})")
+            source = read_source(path, docs)
+            if isinstance(source, Skipped):
+                skipped.append(source)
                 continue
             if source.warning:
                 warnings.append(f"{source.relative}: {source.warning}")
@@ -239,11 +204,12 @@ def build_index(
             seconds=0.0,
             min_score=0.0,
             warnings=warnings,
+            skipped=skipped,
             changes=changes,
             full_reason=full_reason,
         )
         if previous and not (changes.new or changes.changed or changes.removed):
-            _refresh_fingerprints(previous, sources)
+            _refresh_fingerprints(previous, sources, skipped, excludes)
             report.chunks, report.min_score = len(previous.chunks), previous.min_score
             report.up_to_date = True
             report.seconds = time.perf_counter() - started
@@ -271,6 +237,12 @@ def build_index(
                 rows.append(None)
         if not chunks:
             raise DocsError(f"the Markdown files under {docs} hold no text to index")
+        with_text = {chunk.source for chunk in chunks}
+        report.skipped = skipped + [
+            Skipped(s.relative, "no text to index (only headings or front matter)")
+            for s in sources
+            if s.relative not in with_text
+        ]
 
         vectors = np.zeros((len(chunks), embedder.dim), dtype=np.float32)
         old_rows = [(i, row) for i, row in enumerate(rows) if row is not None]
@@ -301,6 +273,8 @@ def build_index(
                 }
                 for s in sources
             },
+            "skipped": _skipped_record(skipped),
+            "excludes": list(excludes),
             "min_score": calibration.record,
             "offtopic": {
                 "bank_sha256": bank_sha256(),
@@ -342,12 +316,23 @@ def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
     return grouped
 
 
-def _refresh_fingerprints(index: Index, sources: list[SourceFile]) -> None:
+def _skipped_record(skipped: list[Skipped]) -> dict[str, dict]:
+    return {s.relative: {"reason": s.reason, "size": s.size, "mtime_ns": s.mtime_ns} for s in skipped}
+
+
+def _refresh_fingerprints(
+    index: Index, sources: list[SourceFile], skipped: list[Skipped], excludes: Sequence[str]
+) -> None:
     """Nothing to embed: record current sizes and mtimes (for `ask`'s staleness check) only."""
     files = index.meta["files"]
-    fresh = {s.relative: {**files[s.relative], "size": s.size, "mtime_ns": s.mtime_ns} for s in sources}
-    if fresh != files:
-        write_meta(index, {**index.meta, "files": fresh})
+    fresh = {
+        **index.meta,
+        "files": {s.relative: {**files[s.relative], "size": s.size, "mtime_ns": s.mtime_ns} for s in sources},
+        "skipped": _skipped_record(skipped),
+        "excludes": list(excludes),
+    }
+    if fresh != index.meta:
+        write_meta(index, fresh)
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -448,9 +433,35 @@ def _write_json(path: Path, data) -> None:
         handle.write("\n")
 
 
-def load_index(index_dir: Path) -> Index:
-    """Load and check an index; vectors are memory-mapped, never unpickled."""
+def load_index(index_dir: Path, attempts: int = 3) -> Index:
+    """Load and check an index; vectors are memory-mapped, never unpickled.
+
+    A build swaps a new index folder in while ``ask`` may be reading: if the folder changed
+    during the read, the read starts over, so the result is wholly the old or the new index.
+    """
     index_dir = Path(index_dir)
+    for attempt in range(attempts):
+        before = _identity(index_dir)
+        try:
+            index = _read_index(index_dir)
+        except SemsearchError:
+            if attempt + 1 < attempts and _identity(index_dir) != before:
+                continue
+            raise
+        if _identity(index_dir) == before:
+            return index
+    raise IndexCorruptError(f"the index at {index_dir}/ kept changing while being read; try again")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino)
+
+
+def _read_index(index_dir: Path) -> Index:
     meta_path = index_dir / "meta.json"
     if not meta_path.exists():
         raise IndexMissingError(

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from .evaluation import EvalReport, QuestionResult
-    from .index import BuildReport, SearchResult
+    from .index import BuildReport, Index, SearchResult
     from .search import Hit
 
 SNIPPET_CHARS = 320
@@ -110,6 +110,8 @@ def _changes(report: BuildReport) -> str:
 def print_build_summary(report: BuildReport) -> None:
     for message in report.warnings:
         warning(message)
+    for skipped in report.skipped:
+        warning(f"skipped {skipped.relative}: {skipped.reason}")
     if report.full_reason:
         console(stderr=True).print(f"Full rebuild: {_escape(report.full_reason)}")
     where = _escape(str(report.index_dir))
@@ -141,6 +143,7 @@ def build_json(report: BuildReport) -> dict:
         "up_to_date": report.up_to_date,
         "full_reason": report.full_reason,
         "warnings": report.warnings,
+        "skipped": [{"path": s.relative, "reason": s.reason} for s in report.skipped],
     }
 
 
@@ -252,3 +255,57 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
             f"{r.first_score:.3f}" + (f" (#{r.rank})" if r.rank and r.rank > 1 else ""),
         )
     out.print(table)
+
+
+def stale_warning(changed: list[str]) -> None:
+    if changed:
+        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        warning(f"{len(changed)} file(s) changed since the index was built ({shown}); run `semsearch build`")
+
+
+def info_json(index: Index) -> dict:
+    meta = index.meta
+    files = meta.get("files", {})
+    return {
+        "index": str(index.path),
+        "docs_root": meta.get("docs_root"),
+        "model": meta["model"],
+        "chunking": meta.get("chunking"),
+        "files": len(files),
+        "chunks": len(index.chunks),
+        "min_score": meta["min_score"],
+        "built_at": meta.get("built_at"),
+        "semsearch_version": meta.get("semsearch_version"),
+        "excludes": meta.get("excludes", []),
+        "skipped": [{"path": path, "reason": s["reason"]} for path, s in meta.get("skipped", {}).items()],
+        "without_text": sorted(path for path, f in files.items() if f.get("chunks") == 0),
+        "changed_since_build": index.changed_files(),
+    }
+
+
+def print_info(index: Index) -> None:
+    data = info_json(index)
+    threshold = data["min_score"]
+    origin = (
+        f"calibrated on {threshold.get('questions')} labelled questions"
+        if threshold.get("source") == "calibrate"
+        else "derived at build time from the off-topic bank"
+    )
+    out = console()
+    out.print(f"[bold]{_escape(data['index'])}/[/] for {_escape(str(data['docs_root']))}/")
+    out.print(f"  model      {_escape(data['model']['spec'])} ({data['model']['dim']} dimensions)")
+    budget = data["chunking"]["max_tokens"]
+    out.print(f"  content    {data['files']} files, {data['chunks']} chunks (≤ {budget} tokens)")
+    out.print(f"  threshold  {threshold['value']:.3f}, {origin}")
+    out.print(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")
+    if data["excludes"]:
+        out.print(f"  excludes   {_escape(', '.join(data['excludes']))}")
+    for item in data["skipped"]:
+        out.print(f"  skipped    {_escape(item['path'])}: {_escape(item['reason'])}")
+    for path in data["without_text"]:
+        out.print(f"  no text    {_escape(path)}")
+    changed = data["changed_since_build"]
+    if changed:
+        out.print(f"  [yellow]changed since the build[/]: {_escape(', '.join(changed))}")
+    else:
+        out.print("  [green]up to date[/] with the docs folder")

@@ -33,6 +33,7 @@ from .embedders import Embedder
 
 OFFTOPIC_FILE = "offtopic_questions.tsv"
 ONTOPIC_QUANTILE = 10
+MAX_TITLES = 1000  # enough for a 10th percentile; keeps calibration fast on huge corpora
 MIN_PER_LANGUAGE = 5
 METHOD = (
     "floor: lowest per-language median of off-topic bank best scores; "
@@ -72,16 +73,22 @@ def offtopic_bank() -> list[tuple[str, str]]:
     return rows
 
 
-def section_titles(chunks: list[Chunk]) -> list[str]:
-    """One pseudo-question per distinct section: its own (deepest) heading."""
-    return list(dict.fromkeys(chunk.headings[-1] for chunk in chunks if chunk.headings))
+def section_titles(chunks: list[Chunk], limit: int = MAX_TITLES) -> list[str]:
+    """One pseudo-question per distinct section (its own heading); an even sample of ``limit``."""
+    titles = list(dict.fromkeys(chunk.headings[-1] for chunk in chunks if chunk.headings))
+    if len(titles) <= limit:
+        return titles
+    return [titles[i] for i in np.linspace(0, len(titles) - 1, limit).round().astype(int)]
 
 
-def best_scores(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """For each query row, its highest cosine against ``vectors``."""
+def best_scores(vectors: np.ndarray, queries: np.ndarray, block: int = 16384) -> np.ndarray:
+    """For each query row, its highest cosine against ``vectors`` (in blocks: bounded memory)."""
     if len(vectors) == 0 or len(queries) == 0:
         return np.empty(0, dtype=np.float32)
-    return (queries @ np.asarray(vectors).T).max(axis=1)
+    best = np.full(len(queries), -np.inf, dtype=np.float32)
+    for start in range(0, len(vectors), block):
+        np.maximum(best, (queries @ np.asarray(vectors[start : start + block]).T).max(axis=1), out=best)
+    return best
 
 
 def _summary(scores: np.ndarray) -> dict:

@@ -9,7 +9,8 @@ import pytest
 
 from semsearch.chunking import embedding_text
 from semsearch.errors import DocsError, ModelError
-from semsearch.index import build_index, embed_in_batches, find_markdown_files, load_index
+from semsearch.index import build_index, embed_in_batches, load_index
+from semsearch.sources import discover
 from semsearch.threshold import background_floor, calibrate
 
 
@@ -30,7 +31,7 @@ def docs(tmp_path):
 
 
 def test_finds_markdown_recursively_skipping_hidden(docs):
-    found = [p.relative_to(docs).as_posix() for p in find_markdown_files(docs)]
+    found = [p.relative_to(docs).as_posix() for p in discover(docs)[0]]
     assert found == ["a.markdown", "b.md", "sub dir/ł ó.md"]
 
 

@@ -1,0 +1,146 @@
+"""Finding and reading the Markdown files of a docs folder, and noticing when they change.
+
+Nothing here raises for a bad file: each one is either read (perhaps repaired, with a warning)
+or skipped with a reason, so one odd file never stops a build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MARKDOWN_SUFFIXES = {".md", ".markdown"}
+IGNORE_FILE = ".semsearchignore"
+BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: Path
+    relative: str
+    text: str
+    sha256: str
+    size: int
+    mtime_ns: int
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    relative: str
+    reason: str
+    size: int | None = None
+    mtime_ns: int | None = None
+
+
+def exclude_spec(docs: Path, patterns: Sequence[str] = ()):
+    """``--exclude`` patterns plus the docs folder's ``.semsearchignore``, in .gitignore syntax."""
+    import pathspec
+
+    lines = list(patterns)
+    ignore_file = docs / IGNORE_FILE
+    if ignore_file.is_file():
+        lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def _relative(path: Path, docs: Path) -> str:
+    return path.relative_to(docs).as_posix()
+
+
+def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list[Skipped]]:
+    """Markdown files under ``docs`` sorted by relative POSIX path, and what was passed over.
+
+    Hidden files and folders are skipped silently, excluded ones too. Symlinked folders are not
+    followed (no loops, nothing outside the root); a symlinked file is read only when it points
+    to a file inside the docs root.
+    """
+    docs = Path(docs)
+    root = docs.resolve()
+    spec = exclude_spec(docs, excludes)
+    found: list[Path] = []
+    skipped: list[Skipped] = []
+    for current, dirs, files in os.walk(docs, onerror=None):
+        base = Path(current)
+        kept_dirs = []
+        for name in sorted(dirs):
+            path = base / name
+            relative = _relative(path, docs)
+            if name.startswith(".") or (spec and spec.match_file(relative + "/")):
+                continue
+            if path.is_symlink():
+                skipped.append(Skipped(relative + "/", "symlinked folder, not followed"))
+                continue
+            kept_dirs.append(name)
+        dirs[:] = kept_dirs
+        for name in files:
+            path = base / name
+            relative = _relative(path, docs)
+            if name.startswith(".") or Path(name).suffix.lower() not in MARKDOWN_SUFFIXES:
+                continue
+            if spec and spec.match_file(relative):
+                continue
+            if path.is_symlink():
+                target = path.resolve()
+                if not target.is_relative_to(root):
+                    skipped.append(Skipped(relative, "symlink to outside the docs folder, not followed"))
+                    continue
+            found.append(path)
+    return sorted(found, key=lambda p: _relative(p, docs)), skipped
+
+
+def read_source(path: Path, docs: Path) -> SourceFile | Skipped:
+    """Read one file; invalid UTF-8 is replaced (and reported), unreadable or binary files skipped."""
+    relative = _relative(path, docs)
+    try:
+        raw = path.read_bytes()
+        stat = path.stat()
+    except OSError as exc:
+        return Skipped(relative, f"cannot read ({exc.strerror or exc})")
+    if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
+        return Skipped(relative, "binary file (NUL bytes), not Markdown", stat.st_size, stat.st_mtime_ns)
+    warning = None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8-sig", errors="replace")
+        warning = f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD"
+    if not text.strip():
+        return Skipped(relative, "empty file", stat.st_size, stat.st_mtime_ns)
+    return SourceFile(
+        path=path,
+        relative=relative,
+        text=text,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        warning=warning,
+    )
+
+
+def changed_files(docs: Path, recorded: dict[str, dict], excludes: Sequence[str] = ()) -> list[str]:
+    """Files added, removed or modified since the build, judged from sizes and mtimes only.
+
+    ``recorded`` maps relative paths to their ``size`` and ``mtime_ns`` at build time; entries
+    without a size (symlinks that were not followed) are not files to compare.
+    """
+    recorded = {path: entry for path, entry in recorded.items() if entry.get("size") is not None}
+    if not docs.is_dir():
+        return sorted(recorded)
+    paths, _ = discover(docs, excludes)
+    changed = []
+    seen = set()
+    for path in paths:
+        relative = _relative(path, docs)
+        seen.add(relative)
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        before = recorded.get(relative)
+        if before is None or (before.get("size"), before.get("mtime_ns")) != (stat.st_size, stat.st_mtime_ns):
+            changed.append(relative)
+    return sorted(changed + [r for r in recorded if r not in seen])

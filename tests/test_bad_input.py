@@ -1,0 +1,141 @@
+"""Bad input: a build finishes, says what it skipped or repaired and why, and keeps every good file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tracemalloc
+
+import pytest
+from typer.testing import CliRunner
+
+from semsearch.cli import app
+from semsearch.index import build_index, load_index
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def messy(tmp_path):
+    docs = tmp_path / "docs"
+    outside = tmp_path / "outside"
+    docs.mkdir()
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nNie do indeksowania.\n", encoding="utf-8")
+
+    def write(name, data):
+        path = docs / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+    write("good.md", "# Dobry\n\n## Zwroty\n\nZwrot pieniędzy w ciągu 14 dni.\n")
+    write("invalid-utf8.md", b"# Zepsuty\n\nCena \xff\xfe 10 z\xc5\x82.\n")
+    write("binary.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    write("empty.md", "")
+    write("blank.md", "  \n\n")
+    write("front-matter-only.md", "---\ntitle: Tylko metadane\n---\n")
+    write("headings-only.md", "# Tytuł\n\n## Sekcja\n\n### Podsekcja\n")
+    write("windows.md", "# Okna\r\n\r\n## CRLF\r\n\r\nLinia z Windows.\r\n")
+    write("bom.md", "\ufeff# BOM\n\nTekst z BOM.\n")
+    write("name with spaces ąę.md", "# Spacje\n\nNazwa ze spacjami i ogonkami.\n")
+    write("new\nline.md", "# Nowa linia\n\nNazwa z nową linią.\n")
+    write("drafts/draft.md", "# Szkic\n\nNie indeksować.\n")
+    write("notes/keep.md", "# Notatki\n\nDo indeksu.\n")
+    (docs / ".semsearchignore").write_text("drafts/\n", encoding="utf-8")
+    os.symlink(outside / "secret.md", docs / "link-outside.md")
+    os.symlink(docs / "good.md", docs / "link-inside.md")
+    os.symlink(docs / "missing-target.md", docs / "dangling.md")
+    os.symlink(docs, docs / "loop")  # a folder symlink loop
+    os.symlink(outside, docs / "outside-folder")
+    return docs
+
+
+EXPECTED_SKIPS = {
+    "binary.md": "binary file",
+    "empty.md": "empty file",
+    "blank.md": "empty file",
+    "link-outside.md": "outside the docs folder",
+    "dangling.md": "cannot read",
+    "loop/": "symlinked folder",
+    "outside-folder/": "symlinked folder",
+    "front-matter-only.md": "no text",
+    "headings-only.md": "no text",
+}
+INDEXED = {
+    "bom.md",
+    "good.md",
+    "invalid-utf8.md",
+    "link-inside.md",
+    "name with spaces ąę.md",
+    "new\nline.md",
+    "notes/keep.md",
+    "windows.md",
+}
+
+
+def test_messy_folder_builds_through_the_cli_with_the_real_model(messy, tmp_path):
+    result = runner.invoke(app, ["build", str(messy), "--index", str(tmp_path / "index"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    report = json.loads(result.stdout)
+    skipped = {s["path"]: s["reason"] for s in report["skipped"]}
+    assert set(skipped) == set(EXPECTED_SKIPS)
+    for path, reason in EXPECTED_SKIPS.items():
+        assert reason in skipped[path], (path, skipped[path])
+    assert any(w.startswith("invalid-utf8.md: invalid UTF-8") for w in report["warnings"])
+
+    index = load_index(tmp_path / "index")
+    assert {c.source for c in index.chunks} == INDEXED
+    windows = next(c for c in index.chunks if c.source == "windows.md")
+    assert (windows.text, windows.start_line, windows.headings) == ("Linia z Windows.", 5, ("Okna", "CRLF"))
+    bom = next(c for c in index.chunks if c.source == "bom.md")
+    assert bom.headings == ("BOM",)
+    assert "secret" not in json.dumps([c.to_dict() for c in index.chunks]).lower()
+
+    info = runner.invoke(app, ["info", "--index", str(tmp_path / "index"), "--json"])
+    assert info.exit_code == 0
+    data = json.loads(info.stdout)
+    assert {s["path"] for s in data["skipped"]} >= {"binary.md", "empty.md"}
+    assert data["without_text"] == ["front-matter-only.md", "headings-only.md"]
+    assert data["changed_since_build"] == []
+
+    human = runner.invoke(app, ["build", str(messy), "--index", str(tmp_path / "index")])
+    assert human.exit_code == 0
+    assert "skipped binary.md: binary file" in human.stderr
+
+
+def test_exclude_patterns_and_ignore_file(messy, tmp_path, fake_embedder):
+    build_index(messy, tmp_path / "index", embedder=fake_embedder, excludes=["notes/", "*spaces*"])
+    sources = {c.source for c in load_index(tmp_path / "index").chunks}
+    assert "notes/keep.md" not in sources
+    assert "name with spaces ąę.md" not in sources
+    assert "drafts/draft.md" not in sources  # from .semsearchignore
+    assert "good.md" in sources
+
+
+def test_ask_warns_when_files_changed_since_the_build(messy, tmp_path):
+    runner.invoke(app, ["build", str(messy), "--index", str(tmp_path / "index")])
+    (messy / "good.md").write_text("# Dobry\n\nZmieniony.\n", encoding="utf-8")
+    (messy / "added.md").write_text("# Nowy\n\nNowy plik.\n", encoding="utf-8")
+    result = runner.invoke(app, ["ask", "zwrot pieniędzy", "--index", str(tmp_path / "index"), "--json"])
+    changed = "3 file(s) changed since the index was built (added.md, good.md, link-inside.md)"
+    assert changed in result.stderr  # the link to good.md changed with it
+    json.loads(result.stdout)  # the JSON on stdout stays clean
+
+
+def test_a_large_file_keeps_memory_bounded(tmp_path, fake_embedder):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    paragraph = "Zwrot środków następuje w ciągu czternastu dni od otrzymania oświadczenia. " * 6
+    sections = [f"## Sekcja {i}\n\n" + "\n\n".join([paragraph] * 4) for i in range(2500)]
+    (docs / "big.md").write_text("# Duży plik\n\n" + "\n\n".join(sections), encoding="utf-8")
+    size = (docs / "big.md").stat().st_size
+    assert size > 4_000_000
+    tracemalloc.start()
+    try:
+        report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert report.chunks >= 2500
+    assert peak < 20 * size, f"peak {peak / 1e6:.0f} MB for a {size / 1e6:.1f} MB file"
