@@ -139,3 +139,25 @@ def test_leftovers_of_a_build_killed_while_writing_are_removed(docs, tmp_path, f
     (tmp_path / ".index.new-abc123" / "vectors.npy").write_bytes(b"half")
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".index.lock", "docs", "index"]
+
+
+def test_a_reader_never_mixes_two_indexes(docs, tmp_path, fake_embedder, monkeypatch):
+    """A build swapping the index in while `ask` reads it: the reader starts over on the new one."""
+    target = tmp_path / "index"
+    build_index(docs, target, embedder=fake_embedder)
+    write(docs / "e.md", "# Epsilon\n\nDodany w trakcie czytania.\n")
+    original = index_module._read_index
+    calls = []
+
+    def read_while_a_build_lands(path):
+        first = original(path)
+        if not calls:
+            build_index(docs, target, embedder=fake_embedder)  # swaps the folder mid-read
+        calls.append(first)
+        return first
+
+    monkeypatch.setattr(index_module, "_read_index", read_while_a_build_lands)
+    index = load_index(target)
+    assert len(calls) == 2
+    assert "e.md" in {c.source for c in index.chunks}
+    assert index.vectors.shape[0] == len(index.chunks) == index.meta["chunks"]

