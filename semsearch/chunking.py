@@ -88,13 +88,7 @@ class _Block:
 @dataclass
 class _Section:
     headings: tuple[str, ...]
-    heading_start: int = 0
     blocks: list[_Block] = field(default_factory=list)
-
-    def contains(self, other: _Section) -> bool:
-        """Whether ``other`` is a subsection (at any depth) of this section."""
-        depth = len(self.headings)
-        return 0 < depth < len(other.headings) and other.headings[:depth] == self.headings
 
 
 @dataclass
@@ -172,7 +166,7 @@ def parse_markdown(text: str) -> ParsedDocument:
                 stack.pop()
             if title:
                 stack.append((level, title))
-            sections.append(_Section(headings=tuple(t for _, t in stack), heading_start=offset(token.map[0])))
+            sections.append(_Section(headings=tuple(t for _, t in stack)))
         else:
             start, end = offset(token.map[0]), offset(token.map[1])
             block = _Block(start=start, end=end)
@@ -305,7 +299,6 @@ def chunk_markdown(
     max_tokens: int,
     count_tokens: TokenCounter,
     fits: TextFits | None = None,
-    merge_subsections: bool = False,
 ) -> list[Chunk]:
     """Chunk one Markdown document. ``text`` is the file's content, ``source`` its relative path.
 
@@ -318,41 +311,22 @@ def chunk_markdown(
     document = parse_markdown(text)
     extra_fits = fits or (lambda _text: True)
     chunks: list[Chunk] = []
-
-    def emit(section: _Section, splitter: _Splitter, start: int, end: int) -> None:
-        chunks.append(
-            Chunk(
-                id=f"{source}#{len(chunks)}",
-                source=source,
-                headings=section.headings,
-                text=text[start:end],
-                start_line=document.line_of(start),
-                end_line=document.line_of(end),
-                tokens=splitter.tokens_of(start, end),
-            )
-        )
-
-    sections = document.sections
-    i = 0
-    while i < len(sections):
-        section = sections[i]
+    for section in document.sections:
+        if not section.blocks:
+            continue
         prefix = _prefix_within(section.headings, source, max_tokens, count_tokens)
         splitter = _Splitter(text, prefix, max_tokens, count_tokens, extra_fits)
-        if merge_subsections:
-            # A section whose subsections all fit in one chunk with it stays whole: tiny
-            # subsections alone carry too little text to be found (or to say anything).
-            end = i + 1
-            while end < len(sections) and section.contains(sections[end]):
-                end += 1
-            blocks = [b for s in sections[i:end] for b in s.blocks]
-            if end > i + 1 and blocks:
-                start = section.blocks[0].start if section.blocks else sections[i + 1].heading_start
-                if splitter.fits(start, blocks[-1].end):
-                    emit(section, splitter, start, blocks[-1].end)
-                    i = end
-                    continue
         spans = [span for block in section.blocks for span in splitter.pieces(block)]
         for start, end in splitter.pack(spans):
-            emit(section, splitter, start, end)
-        i += 1
+            chunks.append(
+                Chunk(
+                    id=f"{source}#{len(chunks)}",
+                    source=source,
+                    headings=section.headings,
+                    text=text[start:end],
+                    start_line=document.line_of(start),
+                    end_line=document.line_of(end),
+                    tokens=splitter.tokens_of(start, end),
+                )
+            )
     return chunks

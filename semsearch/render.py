@@ -159,7 +159,7 @@ def progress(description: str, disable: bool = False) -> Iterator[Callable[[int,
         TimeRemainingColumn(),
         console=console(stderr=True),
         transient=True,
-        disable=disable,
+        disable=disable or not console(stderr=True).is_terminal,  # no bar in logs and pipes
     )
     task = bar.add_task(description, total=None)
 
