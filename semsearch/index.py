@@ -3,7 +3,8 @@
 An index is a folder of three files:
 
 - ``vectors.npy``: N x dim float32, L2-normalized rows (dot product = cosine);
-- ``chunks.json``: the N chunks, in row order;
+- ``chunks.json``: the N chunks, in row order, one per line (``chunks.offsets.npy``: where
+  each line starts, so that ``ask`` reads only the chunks it shows);
 - ``meta.json``: model spec, dimension, chunking settings, per-file fingerprints, ``min_score``;
 - ``offtopic.npy``: query vectors of the off-topic question bank (see ``threshold``).
 
@@ -29,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from .chunkfile import CHUNKS_FILE, OFFSETS_FILE, ChunkFile, write_chunks
 from .chunking import Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from .errors import (
@@ -90,7 +92,8 @@ class SearchResult:
 class Index:
     path: Path
     meta: dict
-    chunks: list[Chunk]
+    chunks: Sequence[Chunk]
+    """Read lazily (`ChunkFile`) when loaded from disk."""
     vectors: np.ndarray
     offtopic: np.ndarray
     """Query vectors of the whole off-topic bank (reused by incremental builds)."""
@@ -350,7 +353,7 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-INDEX_FILES = ("vectors.npy", "offtopic.npy", "chunks.json", "meta.json")
+INDEX_FILES = ("vectors.npy", "offtopic.npy", CHUNKS_FILE, OFFSETS_FILE, "meta.json")
 
 
 @contextmanager
@@ -404,7 +407,7 @@ def write_index(
     try:
         np.save(staging / "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
         np.save(staging / "offtopic.npy", np.ascontiguousarray(offtopic, dtype=np.float32))
-        _write_json(staging / "chunks.json", [c.to_dict() for c in chunks])
+        write_chunks(staging, chunks)
         _write_json(staging / "meta.json", meta)
         for name in INDEX_FILES:
             with open(staging / name, "rb") as handle:
@@ -472,13 +475,15 @@ def _read_index(index_dir: Path) -> Index:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if not isinstance(meta, dict):
             raise ValueError("not a JSON object")
-        chunks = [Chunk.from_dict(c) for c in json.loads((index_dir / "chunks.json").read_text("utf-8"))]
+        chunks = ChunkFile.open(index_dir)
     except FileNotFoundError as exc:
         raise IndexCorruptError(
             f"index at {index_dir}/ is incomplete ({Path(exc.filename).name} missing); {rebuild}"
         ) from exc
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        raise IndexCorruptError(f"index at {index_dir}/ has unreadable metadata ({exc}); {rebuild}") from exc
+        raise IndexCorruptError(
+            f"index at {index_dir}/ has unreadable metadata or chunks ({exc}); {rebuild}"
+        ) from exc
     if int(meta.get("format", 0)) > INDEX_FORMAT:
         raise IndexCorruptError(
             f"index at {index_dir}/ was written by a newer semsearch ({meta.get('semsearch_version')}); "

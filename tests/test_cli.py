@@ -88,6 +88,8 @@ def test_model_mismatch_is_refused(sample_index, minilm_folder):
     [
         (lambda d: (d / "meta.json").write_text("{not json"), "unreadable metadata"),
         (lambda d: (d / "chunks.json").unlink(), "chunks.json missing"),
+        (lambda d: (d / "chunks.json").write_bytes((d / "chunks.json").read_bytes()[:-500]), "truncated"),
+        (lambda d: (d / "chunks.offsets.npy").unlink(), "chunks.offsets.npy missing"),
         (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float32)), "3 vectors"),
         (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float64)), "expected float32"),
         (lambda d: (d / "vectors.npy").write_bytes((d / "vectors.npy").read_bytes()[:1000]), "vectors.npy"),
