@@ -12,6 +12,12 @@ SAMPLE_DOCS = REPO / "docs"
 DATA = Path(__file__).resolve().parent / "data"
 
 
+def write(path: Path, text: str) -> None:
+    """Write a UTF-8 text file, creating its folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
 class HashingEmbedder:
     """A fake for unit tests of pure logic: bag of hashed words, normalized. Not a model."""
 

@@ -15,12 +15,7 @@ from semsearch import index as index_module
 from semsearch.errors import IndexBusyError
 from semsearch.index import build_index, index_lock, load_index
 
-from .conftest import SAMPLE_DOCS
-
-
-def write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+from .conftest import SAMPLE_DOCS, write
 
 
 @pytest.fixture

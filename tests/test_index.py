@@ -13,10 +13,7 @@ from semsearch.index import build_index, embed_in_batches, load_index
 from semsearch.sources import discover
 from semsearch.threshold import background_floor, calibrate
 
-
-def write(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+from .conftest import write
 
 
 @pytest.fixture
