@@ -8,7 +8,8 @@ same run (machines are shared and noisy; absolute seconds mean little across run
 Cases: `ask` cold against a bare model process and the original design (sentence-transformers
 loaded per question, full argsort); build against the model's raw encode time; an unchanged
 rebuild against the full build; search over 1,000,000 x 384 vectors against bare numpy, and
-`ask`'s peak memory there; build peak memory.
+`ask`'s peak memory there; build peak memory; exact search as the index grows, float16, and an
+HNSW index (when usearch is installed) with its recall@10.
 """
 
 from __future__ import annotations
@@ -233,12 +234,79 @@ def case_search(work: Path, rows: int, repeat: int) -> None:
     )
 
 
+def case_scale(sizes: list[int], ann_rows: int, repeat: int) -> None:
+    """Exact search as the index grows; float16; an HNSW index (if usearch is installed)."""
+    from semsearch.search import search_vectors
+
+    print("6. scale: exact search by index size (random unit vectors)")
+    rng = np.random.default_rng(0)
+    vectors = np.empty((max(sizes), 384), dtype=np.float32)
+    for start in range(0, len(vectors), 500_000):
+        block = rng.standard_normal((min(500_000, len(vectors) - start), 384), dtype=np.float32)
+        vectors[start : start + len(block)] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    query = vectors[7]
+
+    def timed(function) -> float:
+        function()
+        samples = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            function()
+            samples.append(time.perf_counter() - started)
+        return statistics.median(samples)
+
+    for rows in sizes:
+        subset = vectors[:rows]
+        line(
+            f"exact float32, {rows:,} chunks",
+            f"{timed(lambda s=subset: search_vectors(s, query, 10)) * 1000:.1f} ms",
+        )
+    half = vectors[: min(sizes[-1], 1_000_000)].astype(np.float16)
+    line(
+        f"exact float16 (numpy), {len(half):,} chunks",
+        f"{timed(lambda: search_vectors(half, query.astype(np.float16), 10)) * 1000:.1f} ms",
+    )
+    try:
+        from usearch.index import Index
+    except ImportError:
+        line("HNSW (usearch)", "skipped", "(pip install usearch to measure)")
+        return
+    # Embedding-like data: points around topic centres, queries near indexed points.
+    centres = rng.standard_normal((max(ann_rows // 40, 1), 384), dtype=np.float32)
+    points = centres[rng.integers(0, len(centres), ann_rows)]
+    points += 0.06 * rng.standard_normal(points.shape, dtype=np.float32)
+    points /= np.linalg.norm(points, axis=1, keepdims=True)
+    queries = points[rng.choice(ann_rows, 300, replace=False)] + 0.02 * rng.standard_normal(
+        (300, 384), dtype=np.float32
+    )
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    truth = [set(np.argpartition(-(points @ q), 10)[:10].tolist()) for q in queries]
+    index = Index(ndim=384, metric="cos", dtype="f16", connectivity=16, expansion_add=128)
+    started = time.perf_counter()
+    index.add(np.arange(ann_rows), points, threads=os.cpu_count() or 1)
+    built = time.perf_counter() - started
+    exact = timed(lambda: search_vectors(points, queries[0], 10))
+    for ef in (64, 256):
+        index.expansion_search = ef
+        started = time.perf_counter()
+        found = index.search(queries, 10, threads=1)
+        per_query = (time.perf_counter() - started) / len(queries)
+        recall = np.mean([len(truth[i] & set(found.keys[i].tolist())) / 10 for i in range(len(queries))])
+        line(
+            f"HNSW f16, {ann_rows:,} clustered, ef={ef} (build {built:.0f} s)",
+            f"{per_query * 1000:.2f} ms",
+            f"recall@10 {recall:.3f}; exact {exact * 1000:.1f} ms",
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="smaller corpora and fewer repetitions")
-    parser.add_argument("--only", default="ask,build,search", help="comma-separated: ask, build, search")
+    parser.add_argument(
+        "--only", default="ask,build,search,scale", help="comma-separated: ask, build, search, scale"
+    )
     args = parser.parse_args()
     cases = set(args.only.split(","))
     repeat = 3 if args.quick else 7
@@ -250,6 +318,9 @@ def main() -> None:
             case_build(work, copies=2 if args.quick else 13)
         if "search" in cases:
             case_search(work, rows=100_000 if args.quick else 1_000_000, repeat=repeat)
+        if "scale" in cases:
+            sizes = [100_000, 500_000] if args.quick else [100_000, 500_000, 1_000_000, 2_000_000, 5_000_000]
+            case_scale(sizes, ann_rows=20_000 if args.quick else 200_000, repeat=repeat)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
