@@ -98,7 +98,7 @@ def ask(
     loaded = load_index(index)
     embedder = embedder_for(loaded, model)
     render.stale_warning(loaded.changed_files())
-    result = loaded.search(embedder.embed_queries([question])[0], k, min_score)
+    result = loaded.search(question, embedder.embed_queries([question])[0], k, min_score)
     if as_json:
         render.print_json(render.ask_json(question, result))
     else:

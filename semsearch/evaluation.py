@@ -20,7 +20,6 @@ from .chunking import Chunk
 from .embedders import Embedder
 from .errors import QuestionsError
 from .index import Index, write_meta
-from .search import top_k
 from .threshold import background_floor
 
 MRR_DEPTH = 10
@@ -59,9 +58,14 @@ class QuestionResult:
     """Similarity of the question to the nearest off-topic bank question (the background rule)."""
     min_score: float
 
+    first_exact: bool = False
+    """The first result contains a code the question names verbatim (an answer at any score)."""
+
     def passes_at(self, min_score: float) -> bool:
         """Whether the first result counts as an answer under the calibrated decision."""
-        return self.first is not None and self.first_score >= max(min_score, self.offtopic_score)
+        if self.first is None:
+            return False
+        return self.first_exact or self.first_score >= max(min_score, self.offtopic_score)
 
     @property
     def passes(self) -> bool:
@@ -183,15 +187,15 @@ def evaluate(
     depth = max(k, 3, MRR_DEPTH)
     results = []
     for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
-        scores = index.vectors @ vector
-        ranking = top_k(scores, depth)
-        rank = next((r for r, i in enumerate(ranking, 1) if is_hit(question, index.chunks[i])), None)
-        first = index.chunks[ranking[0]] if len(ranking) else None
+        ranking = index.ranked(question.question, vector, depth)
+        rank = next((r for r, (i, _, _) in enumerate(ranking, 1) if is_hit(question, index.chunks[i])), None)
+        first = index.chunks[ranking[0][0]] if ranking else None
         results.append(
             QuestionResult(
                 question=question,
                 first=first,
-                first_score=float(scores[ranking[0]]) if len(ranking) else float("-inf"),
+                first_score=ranking[0][1] if ranking else float("-inf"),
+                first_exact=bool(ranking and ranking[0][2]),
                 rank=rank if question.answerable else None,
                 offtopic_score=background_floor(vector, index.background),
                 min_score=index.min_score,

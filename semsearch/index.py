@@ -41,7 +41,7 @@ from .errors import (
     ModelError,
     SemsearchError,
 )
-from .search import Hit, search_vectors
+from .search import Hit, identifiers, top_k
 from .sources import Skipped, SourceFile, changed_files, discover, read_source
 from .threshold import background_floor, bank_sha256, calibrate
 
@@ -117,20 +117,50 @@ class Index:
     def min_score(self) -> float:
         return float(self.meta["min_score"]["value"])
 
-    def search(self, query_vector: np.ndarray, k: int, min_score: float | None = None) -> SearchResult:
+    def identifier_rows(self, question: str) -> np.ndarray:
+        """Rows whose text contains a code the question names verbatim (see ``identifiers``)."""
+        codes = identifiers(question)
+        if not codes:
+            return np.empty(0, dtype=np.int64)
+        if isinstance(self.chunks, ChunkFile):
+            return self.chunks.rows_containing(codes)
+        lowered = [code.lower() for code in codes]
+        return np.array(
+            [i for i, c in enumerate(self.chunks) if any(code in c.text.lower() for code in lowered)],
+            dtype=np.int64,
+        )
+
+    def ranked(self, question: str, query_vector: np.ndarray, k: int) -> list[tuple[int, float, bool]]:
+        """(row, cosine, names a code of the question) for the best ``k`` rows.
+
+        Dense similarity ranks, except that passages containing a code the question names
+        verbatim (an invoice number, an error code) come first: embeddings blur exact strings.
+        """
+        scores = self.vectors @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        exact = self.identifier_rows(question)
+        ranking = scores
+        if exact.size:
+            ranking = scores.copy()
+            ranking[exact] += 2.0  # above any cosine
+        exact_rows = set(exact.tolist())
+        return [(int(i), float(scores[i]), int(i) in exact_rows) for i in top_k(ranking, k)]
+
+    def search(
+        self, question: str, query_vector: np.ndarray, k: int, min_score: float | None = None
+    ) -> SearchResult:
         """Top ``k`` chunks that pass the threshold.
 
         Without ``min_score`` the calibrated decision applies: a passage must reach the index's
         ``min_score`` and be at least as close to the question as the nearest off-topic bank
-        question is.
-        An explicit ``min_score`` replaces both rules.
+        question is. An explicit ``min_score`` replaces both rules. A passage containing a code
+        the question names verbatim is an answer whatever its score.
         """
         offtopic = None
         threshold = min_score
         if threshold is None:
             offtopic = background_floor(query_vector, self.background)
             threshold = max(self.min_score, offtopic)
-        found = search_vectors(self.vectors, query_vector, k, float(threshold))
+        found = [(i, s) for i, s, exact in self.ranked(question, query_vector, k) if exact or s >= threshold]
         hits = [Hit(rank=r, score=s, chunk=self.chunks[i]) for r, (i, s) in enumerate(found, 1)]
         return SearchResult(hits=hits, min_score=float(threshold), offtopic_score=offtopic)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,4 +46,21 @@ def search_vectors(
     found = [(int(i), float(scores[i])) for i in top_k(scores, k)]
     if min_score is not None:
         found = [(i, s) for i, s in found if s >= min_score]
+    return found
+
+
+_TOKEN = re.compile(r"[^\s\"'„”“«»()\[\]{},;:!?]+")
+
+
+def identifiers(question: str) -> list[str]:
+    """Codes a question names verbatim: tokens mixing letters and digits, or digits joined by
+    separators (``PAY-517``, ``FV/2026/04/118``, ``E-4021``). Plain numbers and words are not."""
+    found = []
+    for token in _TOKEN.findall(question):
+        token = token.strip(".")
+        has_digit = any(c.isdigit() for c in token)
+        has_letter = any(c.isalpha() for c in token)
+        joined = any(c in "-/_" for c in token.strip("-/_"))
+        if len(token) >= 4 and has_digit and (has_letter or joined):
+            found.append(token)
     return found

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from semsearch.cli import app
+from semsearch.search import identifiers
 
 from .conftest import DATA, SAMPLE_DOCS
 
@@ -60,6 +61,23 @@ def test_default_model_says_no_answer_for_off_topic_questions(sample_index, ques
     code, data = ask(sample_index, question)
     assert code == 1
     assert data["results"] == []
+
+
+@pytest.mark.parametrize(
+    "question, section",
+    [
+        ("PAY-517", "Błędy płatności"),
+        ("Dostałem numer RK-2026-004512, co dalej?", "Status reklamacji"),
+        ("FV/2026/04/118", "Numeracja faktur"),
+    ],
+)
+def test_codes_named_verbatim_come_first(sample_index, question, section):
+    code, data = ask(sample_index, question)
+    assert code == 0
+    first = data["results"][0]
+    assert first["headings"][-1] == section
+    (named,) = identifiers(question)
+    assert named.lower() in first["text"].lower()
 
 
 def test_index_records_its_model_and_files(sample_index):

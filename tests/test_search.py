@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.search import search_vectors, top_k
+from semsearch.search import identifiers, search_vectors, top_k
 
 
 def brute_force(scores: np.ndarray, k: int) -> np.ndarray:
@@ -40,3 +40,19 @@ def test_search_vectors_scores_are_cosines_and_threshold_drops_low_ones():
     assert search_vectors(vectors, query, k=3) == [(0, pytest.approx(0.8)), (1, pytest.approx(0.6)), (2, 0.0)]
     assert search_vectors(vectors, query, k=3, min_score=0.7) == [(0, pytest.approx(0.8))]
     assert search_vectors(vectors, query, k=3, min_score=0.9) == []
+
+
+@pytest.mark.parametrize(
+    "question, codes",
+    [
+        ("Co oznacza błąd PAY-517?", ["PAY-517"]),
+        ("faktura FV/2026/04/118", ["FV/2026/04/118"]),
+        ("status RK-2026-004512.", ["RK-2026-004512"]),
+        ("E-4021 i BLIK-09", ["E-4021", "BLIK-09"]),
+        ("Czy mam 14 dni na zwrot w 2026?", []),
+        ("art. 556 Kodeksu cywilnego", []),
+        ("mój e-mail", []),
+    ],
+)
+def test_identifiers_are_codes_not_numbers_or_words(question, codes):
+    assert identifiers(question) == codes
