@@ -53,6 +53,17 @@ def run(command: list[str], **kwargs) -> tuple[float, int]:
     return seconds, peak_kb // 1024
 
 
+def median_seconds(function, repeat: int) -> float:
+    """Median wall time of ``function`` over ``repeat`` calls, after one warm-up call."""
+    function()
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
 def median_of(repeat: int, command: list[str]) -> tuple[float, int]:
     runs = [run(command) for _ in range(repeat)]
     return statistics.median(s for s, _ in runs), max(m for _, m in runs)
@@ -187,15 +198,7 @@ def case_search(work: Path, rows: int, repeat: int) -> None:
     def ours() -> None:
         search_vectors(vectors, query, 10)
 
-    timings = {}
-    for name, function in (("bare", bare), ("ours", ours)):
-        function()
-        samples = []
-        for _ in range(repeat):
-            started = time.perf_counter()
-            function()
-            samples.append(time.perf_counter() - started)
-        timings[name] = statistics.median(samples)
+    timings = {name: median_seconds(function, repeat) for name, function in (("bare", bare), ("ours", ours))}
     line("bare numpy: vectors @ q + argpartition", f"{timings['bare'] * 1000:.1f} ms")
     line(
         "semsearch search_vectors",
@@ -247,13 +250,7 @@ def case_scale(sizes: list[int], ann_rows: int, repeat: int) -> None:
     query = vectors[7]
 
     def timed(function) -> float:
-        function()
-        samples = []
-        for _ in range(repeat):
-            started = time.perf_counter()
-            function()
-            samples.append(time.perf_counter() - started)
-        return statistics.median(samples)
+        return median_seconds(function, repeat)
 
     for rows in sizes:
         subset = vectors[:rows]
