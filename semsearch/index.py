@@ -21,6 +21,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -242,7 +243,7 @@ def build_index(
             full_reason=full_reason,
         )
         if previous and not (changes.new or changes.changed or changes.removed):
-            _refresh_fingerprints(previous, sources, skipped, excludes)
+            _refresh_fingerprints(previous, docs, sources, skipped, excludes)
             report.chunks, report.min_score = len(previous.chunks), previous.min_score
             report.up_to_date = True
             report.seconds = time.perf_counter() - started
@@ -286,9 +287,7 @@ def build_index(
         bank_vectors = previous.offtopic if previous is not None and previous.offtopic_reusable else None
         calibration = calibrate(embedder, vectors, chunks, bank_vectors=bank_vectors)
 
-        chunk_counts: dict[str, int] = {}
-        for chunk in chunks:
-            chunk_counts[chunk.source] = chunk_counts.get(chunk.source, 0) + 1
+        chunk_counts = Counter(chunk.source for chunk in chunks)
         meta = {
             "format": INDEX_FORMAT,
             "semsearch_version": __version__,
@@ -354,12 +353,14 @@ def _skipped_record(skipped: list[Skipped]) -> dict[str, dict]:
 
 
 def _refresh_fingerprints(
-    index: Index, sources: list[SourceFile], skipped: list[Skipped], excludes: Sequence[str]
+    index: Index, docs: Path, sources: list[SourceFile], skipped: list[Skipped], excludes: Sequence[str]
 ) -> None:
-    """Nothing to embed: record current sizes and mtimes (for `ask`'s staleness check) only."""
+    """Nothing to embed: record where the docs are and their sizes and mtimes (for `ask`'s
+    staleness check) only."""
     files = index.meta["files"]
     fresh = {
         **index.meta,
+        "docs_root": str(docs.resolve()),
         "files": {s.relative: {**files[s.relative], "size": s.size, "mtime_ns": s.mtime_ns} for s in sources},
         "skipped": _skipped_record(skipped),
         "excludes": list(excludes),
