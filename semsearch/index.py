@@ -42,7 +42,7 @@ from .errors import (
     ModelError,
     SemsearchError,
 )
-from .search import Hit, identifiers, top_k
+from .search import Hit, identifiers, rank
 from .sources import Skipped, SourceFile, changed_files, discover, read_source
 from .threshold import background_floor, bank_sha256, calibrate
 
@@ -119,15 +119,20 @@ class Index:
         return float(self.meta["min_score"]["value"])
 
     def identifier_rows(self, question: str) -> np.ndarray:
-        """Rows whose text contains a code the question names verbatim (see ``identifiers``)."""
+        """Rows whose chunk (text, headings or source) contains a code the question names
+        verbatim (see ``identifiers``), case-insensitively."""
         codes = identifiers(question)
         if not codes:
             return np.empty(0, dtype=np.int64)
         if isinstance(self.chunks, ChunkFile):
-            return self.chunks.rows_containing(codes)
+            return self.chunks.rows_containing(codes)  # a byte scan, without parsing every chunk
         lowered = [code.lower() for code in codes]
         return np.array(
-            [i for i, c in enumerate(self.chunks) if any(code in c.text.lower() for code in lowered)],
+            [
+                i
+                for i, c in enumerate(self.chunks)
+                if any(code in " ".join([c.source, *c.headings, c.text]).lower() for code in lowered)
+            ],
             dtype=np.int64,
         )
 
@@ -137,14 +142,9 @@ class Index:
         Dense similarity ranks, except that passages containing a code the question names
         verbatim (an invoice number, an error code) come first: embeddings blur exact strings.
         """
-        scores = self.vectors @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
         exact = self.identifier_rows(question)
-        ranking = scores
-        if exact.size:
-            ranking = scores.copy()
-            ranking[exact] += 2.0  # above any cosine
         exact_rows = set(exact.tolist())
-        return [(int(i), float(scores[i]), int(i) in exact_rows) for i in top_k(ranking, k)]
+        return [(i, s, i in exact_rows) for i, s in rank(self.vectors, query_vector, k, first=exact)]
 
     def search(
         self, question: str, query_vector: np.ndarray, k: int, min_score: float | None = None
@@ -410,15 +410,13 @@ def index_lock(index_dir: Path) -> Iterator[None]:
 
 def write_meta(index: Index, meta: dict) -> None:
     """Replace the index's meta.json atomically (a reader sees the old or the new one)."""
-    path = index.path / "meta.json"
     fd, staging = tempfile.mkstemp(prefix=".meta-", suffix=".json", dir=index.path)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(meta, handle, ensure_ascii=False, indent=1)
-            handle.write("\n")
-            handle.flush()
+        _write_json(Path(staging), meta)
+        with open(staging, "rb") as handle:
             os.fsync(handle.fileno())
-        os.replace(staging, path)
+        os.replace(staging, index.path / "meta.json")
     except BaseException:
         Path(staging).unlink(missing_ok=True)
         raise

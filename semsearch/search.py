@@ -38,12 +38,26 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[order]
 
 
+def rank(
+    vectors: np.ndarray, query: np.ndarray, k: int, first: np.ndarray | None = None
+) -> list[tuple[int, float]]:
+    """Best ``k`` rows of ``vectors`` by dot product with ``query``, as (row, score).
+
+    Rows listed in ``first`` rank above all others (by their own scores among themselves).
+    """
+    scores = vectors @ np.asarray(query, dtype=vectors.dtype).reshape(-1)
+    ranking = scores
+    if first is not None and len(first):
+        ranking = scores.copy()
+        ranking[first] += 2.0  # above any cosine
+    return [(int(i), float(scores[i])) for i in top_k(ranking, k)]
+
+
 def search_vectors(
     vectors: np.ndarray, query: np.ndarray, k: int, min_score: float | None = None
 ) -> list[tuple[int, float]]:
     """Best ``k`` rows of ``vectors`` by dot product with ``query``, dropping those under ``min_score``."""
-    scores = vectors @ np.asarray(query, dtype=vectors.dtype).reshape(-1)
-    found = [(int(i), float(scores[i])) for i in top_k(scores, k)]
+    found = rank(vectors, query, k)
     if min_score is not None:
         found = [(i, s) for i, s in found if s >= min_score]
     return found

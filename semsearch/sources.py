@@ -63,7 +63,7 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
     spec = exclude_spec(docs, excludes)
     found: list[Path] = []
     skipped: list[Skipped] = []
-    for current, dirs, files in os.walk(docs, onerror=None):
+    for current, dirs, files in os.walk(docs):
         base = Path(current)
         kept_dirs = []
         for name in sorted(dirs):

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.search import identifiers, search_vectors, top_k
+from semsearch.search import identifiers, rank, search_vectors, top_k
 
 
 def brute_force(scores: np.ndarray, k: int) -> np.ndarray:
@@ -56,3 +56,11 @@ def test_search_vectors_scores_are_cosines_and_threshold_drops_low_ones():
 )
 def test_identifiers_are_codes_not_numbers_or_words(question, codes):
     assert identifiers(question) == codes
+
+
+def test_rank_puts_the_given_rows_first_in_score_order():
+    vectors = np.eye(4, dtype=np.float32)
+    query = np.array([0.8, 0.5, 0.3, 0.1], dtype=np.float32)
+    assert [i for i, _ in rank(vectors, query, 4)] == [0, 1, 2, 3]
+    assert [i for i, _ in rank(vectors, query, 4, first=np.array([3, 2]))] == [2, 3, 0, 1]
+    assert rank(vectors, query, 2, first=np.array([3]))[0] == (3, pytest.approx(0.1))  # real score kept
