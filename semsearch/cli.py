@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -34,7 +35,23 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+class Mode(str, Enum):
+    hybrid = "hybrid"
+    dense = "dense"
+    keyword = "keyword"
+
+
 IndexOption = Annotated[Path, typer.Option("--index", help="Index folder.")]
+ModeOption = Annotated[
+    Mode,
+    typer.Option(
+        "--mode",
+        case_sensitive=False,
+        help="hybrid: embeddings, plus keywords (BM25) when the question names a number, code or "
+        "quoted phrase; dense: embeddings only; keyword: BM25 only.",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
 
 
@@ -88,6 +105,20 @@ def ask(
     model: Annotated[
         str | None, typer.Option(help="Fail unless the index was built with this model.")
     ] = None,
+    mode: ModeOption = Mode.hybrid,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="Search only files matching this .gitignore-style pattern (repeatable)."),
+    ] = None,
+    context: Annotated[
+        bool,
+        typer.Option(
+            "--context", help="Print a prompt for a language model: the sources, then the question."
+        ),
+    ] = False,
+    max_context_tokens: Annotated[
+        int, typer.Option("--max-context-tokens", min=1, help="Token budget of the --context prompt.")
+    ] = 3000,
     as_json: JsonOption = False,
 ) -> None:
     """Find the passages that answer QUESTION. Exit 1 when none passes the threshold."""
@@ -98,8 +129,18 @@ def ask(
     loaded = load_index(index)
     embedder = embedder_for(loaded, model)
     render.stale_warning(loaded.changed_files())
-    result = loaded.search(question, embedder.embed_queries([question])[0], k, min_score)
-    if as_json:
+    vector = embedder.embed_queries([question])[0]
+    result = loaded.search(question, vector, k, min_score, mode=mode.value, paths=path or ())
+    if context and result.hits:
+        from .context import build_prompt
+        from .tokens import count_tokens
+
+        prompt = build_prompt(question, result.hits, max_context_tokens, count_tokens)
+        if as_json:
+            render.print_json(render.prompt_json(question, prompt))
+        else:
+            render.print_prompt(prompt)
+    elif as_json:
         render.print_json(render.ask_json(question, result))
     else:
         render.print_result(result)
@@ -129,6 +170,7 @@ def evaluate_questions(
     calibrate: Annotated[
         bool, typer.Option("--calibrate", help="Write the suggested min score into the index.")
     ] = False,
+    mode: ModeOption = Mode.hybrid,
     as_json: JsonOption = False,
 ) -> None:
     """Measure top-1 / top-3 accuracy, MRR and the no-answer threshold on QUESTIONS."""
@@ -138,7 +180,7 @@ def evaluate_questions(
     loaded = load_index(index)
     asked = load_questions(questions)
     embedder = embedder_for(loaded)
-    report = evaluate(loaded, embedder, asked, k=k)
+    report = evaluate(loaded, embedder, asked, k=k, mode=mode.value)
     if calibrate and report.suggested_min_score is not None:
         write_min_score(loaded, report.suggested_min_score, questions, len(asked))
     if as_json:

@@ -31,3 +31,7 @@ class QuestionsError(SemsearchError):
 
 class IndexBusyError(SemsearchError):
     """Another build holds the index's lock."""
+
+
+class UsageError(SemsearchError):
+    """An option's value cannot work (e.g. a token budget too small for anything)."""

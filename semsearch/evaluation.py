@@ -1,9 +1,10 @@
 """Measuring search quality on a labelled question set (``semsearch eval``).
 
 Questions are JSON Lines: ``question`` (required), ``answer`` (text the right chunk must contain,
-compared case-insensitively with whitespace folded), ``source`` (a path relative to the docs root,
-or a list of acceptable paths). A row with neither ``answer`` nor ``source`` is a question the
-folder cannot answer: the right outcome is no result above the threshold.
+compared case-insensitively with whitespace folded; or a list of acceptable texts), ``source``
+(a path relative to the docs root, or a list of acceptable paths). A row with neither ``answer``
+nor ``source`` is a question the folder cannot answer: the right outcome is no result above the
+threshold.
 """
 
 from __future__ import annotations
@@ -29,21 +30,22 @@ MRR_DEPTH = 10
 class Question:
     line: int
     question: str
-    answer: str | None = None
+    answers: tuple[str, ...] = ()
+    """Texts of which the right chunk must contain one (none: any text)."""
     sources: tuple[str, ...] = ()
     kind: str | None = None
     """Optional label (e.g. "paraphrase", "offtopic") for a per-kind breakdown."""
 
     @property
     def answerable(self) -> bool:
-        return bool(self.answer or self.sources)
+        return bool(self.answers or self.sources)
 
     def expected(self) -> str:
         if not self.answerable:
             return "no answer"
         parts = [" | ".join(self.sources)] if self.sources else []
-        if self.answer:
-            parts.append(f"“{self.answer}”")
+        if self.answers:
+            parts.append(" | ".join(f"“{answer}”" for answer in self.answers))
         return " ".join(parts)
 
 
@@ -78,6 +80,7 @@ class EvalReport:
     min_score: float
     results: list[QuestionResult]
     suggested_min_score: float | None
+    mode: str = "hybrid"
     metrics: dict[str, float | int | None] = field(default_factory=dict)
     by_kind: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
 
@@ -99,7 +102,7 @@ def is_hit(question: Question, chunk: Chunk) -> bool:
     """Whether ``chunk`` meets every expectation the question gives."""
     if question.sources and chunk.source not in question.sources:
         return False
-    return not question.answer or fold(question.answer) in fold(chunk.text)
+    return not question.answers or any(fold(answer) in fold(chunk.text) for answer in question.answers)
 
 
 def load_questions(path: Path) -> list[Question]:
@@ -124,8 +127,14 @@ def load_questions(path: Path) -> list[Question]:
         text, answer, source, kind = (row.get(key) for key in ("question", "answer", "source", "kind"))
         if not isinstance(text, str) or not text.strip():
             raise QuestionsError(f"{where}: 'question' must be a non-empty string")
-        if answer is not None and (not isinstance(answer, str) or not answer.strip()):
-            raise QuestionsError(f"{where}: 'answer' must be a non-empty string")
+        if isinstance(answer, str):
+            answer = [answer]
+        if answer is not None and (
+            not isinstance(answer, list)
+            or not answer
+            or not all(isinstance(a, str) and a.strip() for a in answer)
+        ):
+            raise QuestionsError(f"{where}: 'answer' must be a non-empty text or a list of them")
         if isinstance(source, str):
             source = [source]
         if source is not None and (
@@ -136,7 +145,7 @@ def load_questions(path: Path) -> list[Question]:
             Question(
                 line=number,
                 question=text.strip(),
-                answer=answer,
+                answers=tuple(answer or ()),
                 sources=tuple(source or ()),
                 kind=kind if isinstance(kind, str) else None,
             )
@@ -182,20 +191,22 @@ def evaluate(
     questions: list[Question],
     k: int = 3,
     progress: Callable[[int, int], None] | None = None,
+    mode: str = "hybrid",
 ) -> EvalReport:
+    """Ask every question as ``semsearch ask --mode MODE`` would and score the answers."""
     vectors = embedder.embed_queries([q.question for q in questions])
     depth = max(k, 3, MRR_DEPTH)
     results = []
     for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
-        ranking = index.ranked(question.question, vector, depth)
-        rank = next((r for r, (i, _, _) in enumerate(ranking, 1) if is_hit(question, index.chunks[i])), None)
-        first = index.chunks[ranking[0][0]] if ranking else None
+        ranking = index.ranked(question.question, vector, depth, mode)
+        rank = next((n for n, r in enumerate(ranking, 1) if is_hit(question, index.chunks[r.row])), None)
+        first = index.chunks[ranking[0].row] if ranking else None
         results.append(
             QuestionResult(
                 question=question,
                 first=first,
-                first_score=ranking[0][1] if ranking else float("-inf"),
-                first_exact=bool(ranking and ranking[0][2]),
+                first_score=ranking[0].score if ranking else float("-inf"),
+                first_exact=bool(ranking and ranking[0].exact),
                 rank=rank if question.answerable else None,
                 offtopic_score=background_floor(vector, index.background),
                 min_score=index.min_score,
@@ -204,7 +215,11 @@ def evaluate(
         if progress:
             progress(number, len(questions))
     report = EvalReport(
-        k=k, min_score=index.min_score, results=results, suggested_min_score=suggest_min_score(results)
+        k=k,
+        min_score=index.min_score,
+        results=results,
+        suggested_min_score=suggest_min_score(results),
+        mode=mode,
     )
     report.metrics = _metrics(results, k)
     kinds = sorted({r.question.kind for r in results if r.question.kind})

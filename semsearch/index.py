@@ -6,7 +6,8 @@ An index is a folder of three files:
 - ``chunks.json``: the N chunks, in row order, one per line (``chunks.offsets.npy``: where
   each line starts, so that ``ask`` reads only the chunks it shows);
 - ``meta.json``: model spec, dimension, chunking settings, per-file fingerprints, ``min_score``;
-- ``offtopic.npy``: query vectors of the off-topic question bank (see ``threshold``).
+- ``offtopic.npy``: query vectors of the off-topic question bank (see ``threshold``);
+- ``keywords.*``: the BM25 side of hybrid search (see ``keywords``).
 
 A build writes a fresh folder beside the old one and swaps it in with one rename, so an
 interrupted build never leaves a half-written index.
@@ -21,12 +22,12 @@ import os
 import shutil
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,8 +42,12 @@ from .errors import (
     IndexMissingError,
     ModelError,
     SemsearchError,
+    UsageError,
 )
-from .search import Hit, identifiers, rank
+from .keywords import FILES as KEYWORD_FILES
+from .keywords import KeywordIndex, build_keyword_index
+from .keywords import settings as keyword_settings
+from .search import Hit, fuse, identifiers, names_something_exact, rank
 from .sources import Skipped, SourceFile, changed_files, discover, read_source
 from .threshold import background_floor, bank_sha256, calibrate
 
@@ -87,6 +92,17 @@ class SearchResult:
     """The threshold applied to this question."""
     offtopic_score: float | None = None
     """Similarity of the question to the nearest off-topic bank question, when that rule applied."""
+    mode: str = "hybrid"
+
+
+class Ranked(NamedTuple):
+    row: int
+    score: float
+    """Cosine similarity: what the no-answer decision reads, whatever ranked the row."""
+    exact: bool
+    """The chunk contains a code the question names verbatim."""
+    keyword_score: float | None = None
+    """BM25 score (None in dense mode)."""
 
 
 @dataclass
@@ -100,6 +116,8 @@ class Index:
     """Query vectors of the whole off-topic bank (reused by incremental builds)."""
     background: np.ndarray
     """The bank questions kept as the background of the no-answer rule."""
+    keywords: KeywordIndex | None = None
+    """None for an index built before keyword search existed."""
 
     def changed_files(self) -> list[str]:
         """Files under the docs root added, removed or modified since the build (sizes, mtimes)."""
@@ -119,51 +137,117 @@ class Index:
         return float(self.meta["min_score"]["value"])
 
     def identifier_rows(self, question: str) -> np.ndarray:
-        """Rows whose chunk (text, headings or source) contains a code the question names
-        verbatim (see ``identifiers``), case-insensitively."""
+        """Rows whose chunk contains a code the question names verbatim (see ``identifiers``),
+        case-insensitively: the code's column of the keyword index."""
         codes = identifiers(question)
         if not codes:
             return np.empty(0, dtype=np.int64)
-        if isinstance(self.chunks, ChunkFile):
-            return self.chunks.rows_containing(codes)  # a byte scan, without parsing every chunk
-        lowered = [code.lower() for code in codes]
-        return np.array(
-            [
-                i
-                for i, c in enumerate(self.chunks)
-                if any(code in " ".join([c.source, *c.headings, c.text]).lower() for code in lowered)
-            ],
-            dtype=np.int64,
-        )
+        keywords = self.keyword_index()
+        return np.unique(np.concatenate([keywords.rows_with(code) for code in codes]))
 
-    def ranked(self, question: str, query_vector: np.ndarray, k: int) -> list[tuple[int, float, bool]]:
-        """(row, cosine, names a code of the question) for the best ``k`` rows.
+    def allowed_rows(self, paths: Sequence[str]) -> np.ndarray | None:
+        """Mask of the rows whose file matches one of the ``.gitignore``-style ``paths``
+        (``faq/**``, ``*.md``, ``regulamin.md``); None without patterns."""
+        if not paths:
+            return None
+        import pathspec
 
-        Dense similarity ranks, except that passages containing a code the question names
-        verbatim (an invoice number, an error code) come first: embeddings blur exact strings.
+        spec = pathspec.GitIgnoreSpec.from_lines(paths)
+        allowed = np.zeros(len(self.chunks), dtype=bool)
+        for source, record in self.meta["files"].items():
+            if spec.match_file(source):
+                if "rows" not in record:
+                    raise IndexCorruptError(
+                        f"the index at {self.path}/ predates --path filters; "
+                        "rebuild it with `semsearch build`"
+                    )
+                start, end = record["rows"]
+                allowed[start:end] = True
+        if not allowed.any():
+            raise UsageError(f"no indexed file matches --path {' '.join(paths)}")
+        return allowed
+
+    def keyword_index(self) -> KeywordIndex:
+        if self.keywords is None:
+            raise IndexCorruptError(
+                f"the index at {self.path}/ has no keyword index (built by an older semsearch); "
+                "rebuild it with `semsearch build`, or ask with --mode dense"
+            )
+        return self.keywords
+
+    def ranked(
+        self,
+        question: str,
+        query_vector: np.ndarray,
+        k: int,
+        mode: str = "hybrid",
+        paths: Sequence[str] = (),
+    ) -> list[Ranked]:
+        """The best ``k`` rows for ``question`` under ``mode``, only from files matching ``paths``.
+
+        - ``dense``: cosine similarity alone.
+        - ``keyword``: BM25 alone (rows sharing no token with the question are not results).
+        - ``hybrid``: cosine similarity, fused with BM25 (see ``fuse``) when the question names
+          something exact (a number, a code, a quoted phrase): embeddings blur exact strings,
+          and keywords measured worse than embeddings on questions in plain words.
+
+        Outside dense mode, chunks containing a code the question names verbatim come first.
         """
-        exact = self.identifier_rows(question)
+        cosine = self.vectors @ np.asarray(query_vector, dtype=self.vectors.dtype).reshape(-1)
+        allowed = self.allowed_rows(paths)
+        keyword = None
+        exact = np.empty(0, dtype=np.int64)
+        ranking = cosine
+        if mode != "dense":
+            keyword = self.keyword_index().scores(question)
+            exact = self.identifier_rows(question)
+            if mode == "keyword":
+                ranking = keyword
+                matched = keyword > 0
+                allowed = matched if allowed is None else allowed & matched
+            elif names_something_exact(question):
+                ranking = fuse(cosine, keyword)
         exact_rows = set(exact.tolist())
-        return [(i, s, i in exact_rows) for i, s in rank(self.vectors, query_vector, k, first=exact)]
+        return [
+            Ranked(
+                row=int(i),
+                score=float(cosine[i]),
+                exact=int(i) in exact_rows,
+                keyword_score=None if keyword is None else float(keyword[i]),
+            )
+            for i in rank(ranking, k, first=exact, allowed=allowed)
+        ]
 
     def search(
-        self, question: str, query_vector: np.ndarray, k: int, min_score: float | None = None
+        self,
+        question: str,
+        query_vector: np.ndarray,
+        k: int,
+        min_score: float | None = None,
+        mode: str = "hybrid",
+        paths: Sequence[str] = (),
     ) -> SearchResult:
-        """Top ``k`` chunks that pass the threshold.
+        """Top ``k`` chunks that pass the threshold, in any mode.
 
-        Without ``min_score`` the calibrated decision applies: a passage must reach the index's
+        The decision reads cosine similarity whatever ranked the rows (fused or BM25 scores
+        have no threshold of their own): without ``min_score`` a passage must reach the index's
         ``min_score`` and be at least as close to the question as the nearest off-topic bank
         question is. An explicit ``min_score`` replaces both rules. A passage containing a code
-        the question names verbatim is an answer whatever its score.
+        the question names verbatim is an answer whatever its score (not in dense mode).
         """
         offtopic = None
         threshold = min_score
         if threshold is None:
             offtopic = background_floor(query_vector, self.background)
             threshold = max(self.min_score, offtopic)
-        found = [(i, s) for i, s, exact in self.ranked(question, query_vector, k) if exact or s >= threshold]
-        hits = [Hit(rank=r, score=s, chunk=self.chunks[i]) for r, (i, s) in enumerate(found, 1)]
-        return SearchResult(hits=hits, min_score=float(threshold), offtopic_score=offtopic)
+        found = [
+            r for r in self.ranked(question, query_vector, k, mode, paths) if r.exact or r.score >= threshold
+        ]
+        hits = [
+            Hit(rank=n, score=r.score, chunk=self.chunks[r.row], keyword_score=r.keyword_score)
+            for n, r in enumerate(found, 1)
+        ]
+        return SearchResult(hits=hits, min_score=float(threshold), offtopic_score=offtopic, mode=mode)
 
 
 def embed_in_batches(
@@ -286,8 +370,10 @@ def build_index(
         vectors[fresh] = embed_in_batches(embedder, [embedding_text(chunks[i]) for i in fresh], progress)
         bank_vectors = previous.offtopic if previous is not None and previous.offtopic_reusable else None
         calibration = calibrate(embedder, vectors, chunks, bank_vectors=bank_vectors)
+        language = calibration.record["corpus_language"]
+        keywords = build_keyword_index([embedding_text(chunk) for chunk in chunks], language)
 
-        chunk_counts = Counter(chunk.source for chunk in chunks)
+        rows_of = _row_ranges(chunks)
         meta = {
             "format": INDEX_FORMAT,
             "semsearch_version": __version__,
@@ -296,25 +382,18 @@ def build_index(
             "model": {"spec": embedder.spec, "dim": embedder.dim, "max_input_tokens": limit},
             "chunking": chunking,
             "chunks": len(chunks),
-            "files": {
-                s.relative: {
-                    "sha256": s.sha256,
-                    "size": s.size,
-                    "mtime_ns": s.mtime_ns,
-                    "chunks": chunk_counts.get(s.relative, 0),
-                }
-                for s in sources
-            },
+            "files": {s.relative: _file_record(s, rows_of.get(s.relative, (0, 0))) for s in sources},
             "skipped": _skipped_record(skipped),
             "excludes": list(excludes),
             "min_score": calibration.record,
+            "keywords": keyword_settings(language),
             "offtopic": {
                 "bank_sha256": bank_sha256(),
                 "questions": len(calibration.offtopic),
                 "background_rows": calibration.background_rows,
             },
         }
-        write_index(Path(index_dir), vectors, chunks, meta, calibration.offtopic)
+        write_index(Path(index_dir), vectors, chunks, meta, calibration.offtopic, keywords)
     report.chunks = len(chunks)
     report.embedded = len(fresh)
     report.min_score = calibration.min_score
@@ -339,6 +418,28 @@ def _reusable_index(
     if previous.meta.get("chunking") != chunking:
         return None, f"the chunking settings changed ({previous.meta.get('chunking')} → {chunking})"
     return previous, None
+
+
+def _row_ranges(chunks: list[Chunk]) -> dict[str, tuple[int, int]]:
+    """Each file's rows [start, end): a build appends a file's chunks together, in file order."""
+    ranges: dict[str, tuple[int, int]] = {}
+    for row, chunk in enumerate(chunks):
+        start, end = ranges.get(chunk.source, (row, row))
+        if end != row:
+            raise AssertionError(f"the chunks of {chunk.source} are not contiguous")
+        ranges[chunk.source] = (start, row + 1)
+    return ranges
+
+
+def _file_record(source: SourceFile, rows: tuple[int, int]) -> dict:
+    start, end = rows
+    return {
+        "sha256": source.sha256,
+        "size": source.size,
+        "mtime_ns": source.mtime_ns,
+        "chunks": end - start,
+        "rows": [start, end],
+    }
 
 
 def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
@@ -384,7 +485,7 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-INDEX_FILES = ("vectors.npy", "offtopic.npy", CHUNKS_FILE, OFFSETS_FILE, "meta.json")
+INDEX_FILES = ("vectors.npy", "offtopic.npy", CHUNKS_FILE, OFFSETS_FILE, *KEYWORD_FILES, "meta.json")
 
 
 @contextmanager
@@ -424,7 +525,12 @@ def write_meta(index: Index, meta: dict) -> None:
 
 
 def write_index(
-    index_dir: Path, vectors: np.ndarray, chunks: list[Chunk], meta: dict, offtopic: np.ndarray
+    index_dir: Path,
+    vectors: np.ndarray,
+    chunks: list[Chunk],
+    meta: dict,
+    offtopic: np.ndarray,
+    keywords: KeywordIndex,
 ) -> None:
     """Write the index files to a temporary folder, then swap it in place of ``index_dir``."""
     index_dir = index_dir.absolute()
@@ -437,6 +543,7 @@ def write_index(
         np.save(staging / "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
         np.save(staging / "offtopic.npy", np.ascontiguousarray(offtopic, dtype=np.float32))
         write_chunks(staging, chunks)
+        keywords.save(staging)
         _write_json(staging / "meta.json", meta)
         for name in INDEX_FILES:
             with open(staging / name, "rb") as handle:
@@ -535,6 +642,14 @@ def _read_index(index_dir: Path) -> Index:
         )
     if not spec:
         raise IndexCorruptError(f"index at {index_dir}/ does not record its model; {rebuild}")
+    keywords = None
+    if "keywords" in meta:
+        try:
+            keywords = KeywordIndex.load(index_dir, len(chunks), meta["keywords"].get("language"))
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            raise IndexCorruptError(
+                f"index at {index_dir}/ has an unreadable keyword index ({exc}); {rebuild}"
+            ) from exc
     return Index(
         path=index_dir,
         meta=meta,
@@ -542,6 +657,7 @@ def _read_index(index_dir: Path) -> Index:
         vectors=vectors,
         offtopic=offtopic,
         background=np.asarray(offtopic[rows]),
+        keywords=keywords,
     )
 
 

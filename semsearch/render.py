@@ -14,6 +14,7 @@ from .chunking import PATH_SEPARATOR
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from .context import Prompt
     from .evaluation import EvalReport, QuestionResult
     from .index import BuildReport, Index, SearchResult
     from .search import Hit
@@ -56,14 +57,7 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
 
 
 def location(hit: Hit) -> str:
-    chunk = hit.chunk
-    parts = [chunk.source, *chunk.headings]
-    lines = (
-        f"line {chunk.start_line}"
-        if chunk.start_line == chunk.end_line
-        else f"lines {chunk.start_line}–{chunk.end_line}"
-    )
-    return f"{PATH_SEPARATOR.join(parts)} ({lines})"
+    return hit.chunk.location
 
 
 def hit_dict(hit: Hit) -> dict:
@@ -77,15 +71,37 @@ def hit_dict(hit: Hit) -> dict:
         "start_line": chunk.start_line,
         "end_line": chunk.end_line,
         "text": chunk.text,
+        **({} if hit.keyword_score is None else {"keyword_score": round(hit.keyword_score, 6)}),
     }
 
 
 def ask_json(question: str, result: SearchResult) -> dict:
     return {
         "question": question,
+        "mode": result.mode,
         "min_score": round(result.min_score, 6),
         "results": [hit_dict(hit) for hit in result.hits],
     }
+
+
+def prompt_json(question: str, prompt: Prompt) -> dict:
+    return {
+        "question": question,
+        "prompt": prompt.text,
+        "tokens": prompt.tokens,
+        "sources": [{"number": n, **hit_dict(hit)} for n, hit in enumerate(prompt.sources, 1)],
+        "left_out": prompt.left_out,
+    }
+
+
+def print_prompt(prompt: Prompt) -> None:
+    """The prompt alone on stdout (ready to pipe or paste); a note on stderr when sources were cut."""
+    sys.stdout.write(prompt.text)
+    if prompt.left_out:
+        warning(
+            f"{prompt.left_out} more source(s) did not fit --max-context-tokens "
+            f"(the prompt has {prompt.tokens} tokens)"
+        )
 
 
 def print_result(result: SearchResult) -> None:
@@ -183,6 +199,7 @@ def _first_location(result: QuestionResult) -> str:
 def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
     return {
         **report.metrics,
+        "mode": report.mode,
         "k": report.k,
         "min_score": round(report.min_score, 6),
         "suggested_min_score": _round(report.suggested_min_score),
@@ -218,7 +235,10 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
     suggested = report.suggested_min_score
     topk = f"   top-{report.k} {_pct(m[f'top{report.k}'])}" if report.k not in (1, 3) else ""
     out = console()
-    out.print(f"[bold]{m['questions']} questions[/] ({m['answerable']} answerable, {m['unanswerable']} not)")
+    out.print(
+        f"[bold]{m['questions']} questions[/] ({m['answerable']} answerable, {m['unanswerable']} not), "
+        f"{report.mode} search"
+    )
     out.print(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {m['mrr']}")
     out.print(
         f"  threshold {report.min_score:.3f}: answered {_pct(m['answered'])} of answerable "

@@ -14,7 +14,10 @@ from .chunking import Chunk
 class Hit:
     rank: int
     score: float
+    """Cosine similarity to the question."""
     chunk: Chunk
+    keyword_score: float | None = None
+    """BM25 score (None in dense mode)."""
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -38,43 +41,82 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[order]
 
 
-def rank(
-    vectors: np.ndarray, query: np.ndarray, k: int, first: np.ndarray | None = None
-) -> list[tuple[int, float]]:
-    """Best ``k`` rows of ``vectors`` by dot product with ``query``, as (row, score).
+MODES = ("hybrid", "dense", "keyword")
 
-    Rows listed in ``first`` rank above all others (by their own scores among themselves).
+
+def fuse(cosine: np.ndarray, keyword: np.ndarray) -> np.ndarray:
+    """Dense and BM25 scores on one scale, equally weighted.
+
+    Neither scale means anything across models or corpora, so each is rescaled within the
+    question: cosines so that the median chunk is 0 and the best 1, BM25 by its best score.
     """
-    scores = vectors @ np.asarray(query, dtype=vectors.dtype).reshape(-1)
-    ranking = scores
+    reference, best = float(np.median(cosine)), float(cosine.max())
+    dense = (cosine - reference) / (best - reference) if best > reference else np.zeros_like(cosine)
+    top = float(keyword.max()) if len(keyword) else 0.0
+    return dense + (keyword / top if top > 0 else 0.0)
+
+
+def rank(
+    scores: np.ndarray,
+    k: int,
+    first: np.ndarray | None = None,
+    allowed: np.ndarray | None = None,
+) -> np.ndarray:
+    """Rows of the best ``k`` ``scores``, best first.
+
+    Rows listed in ``first`` rank above all others (by their own scores among themselves); with
+    ``allowed`` (a boolean mask) only those rows rank at all: a filter applied before the top k,
+    so it never empties a result that exists.
+    """
+    if (first is None or not len(first)) and allowed is None:
+        return top_k(scores, k)
+    ranking = np.array(scores, dtype=np.float64)
     if first is not None and len(first):
-        ranking = scores.copy()
-        ranking[first] += 2.0  # above any cosine
-    return [(int(i), float(scores[i])) for i in top_k(ranking, k)]
+        ranking[first] += float(ranking.max() - ranking.min()) + 1.0
+    if allowed is not None:
+        ranking[~allowed] = -np.inf
+        k = min(k, int(allowed.sum()))
+    return top_k(ranking, k)
 
 
 def search_vectors(
     vectors: np.ndarray, query: np.ndarray, k: int, min_score: float | None = None
 ) -> list[tuple[int, float]]:
     """Best ``k`` rows of ``vectors`` by dot product with ``query``, dropping those under ``min_score``."""
-    found = rank(vectors, query, k)
+    scores = vectors @ np.asarray(query, dtype=vectors.dtype).reshape(-1)
+    found = [(int(i), float(scores[i])) for i in top_k(scores, k)]
     if min_score is not None:
         found = [(i, s) for i, s in found if s >= min_score]
     return found
 
 
-_TOKEN = re.compile(r"[^\s\"'„”“«»()\[\]{},;:!?]+")
+_QUOTED = re.compile(r'"[^"]+"|„[^"”]+["”]|“[^”]+”|«[^»]+»|`[^`]+`')
+_EXACT_HINT = re.compile(r"\d|§|\w[_+]\w")
+
+
+def names_something_exact(question: str) -> bool:
+    """Whether the question names an exact string (a number, a code, "§ 7", a quoted phrase,
+    a snake_case key, a key combination): then keywords earn a say in the ranking."""
+    return bool(_EXACT_HINT.search(question) or _QUOTED.search(question))
+
+
+_TOKEN = re.compile(r"[^\s\"'„”“«»()\[\]{},;:!?`]+")
 
 
 def identifiers(question: str) -> list[str]:
-    """Codes a question names verbatim: tokens mixing letters and digits, or digits joined by
-    separators (``PAY-517``, ``FV/2026/04/118``, ``E-4021``). Plain numbers and words are not."""
+    """Codes a question names verbatim: tokens mixing letters and digits or digits joined by
+    separators (``PAY-517``, ``FV/2026/04/118``), long numbers (``5272981046``: not a year or
+    an amount), snake_case keys and key combinations (``max_attachment_mb``, ``Ctrl+Alt+M``).
+    Short numbers and plain words (even hyphenated ones, ``e-mail``) are not."""
     found = []
     for token in _TOKEN.findall(question):
         token = token.strip(".")
+        inner = token.strip("-/_+")
         has_digit = any(c.isdigit() for c in token)
         has_letter = any(c.isalpha() for c in token)
-        joined = any(c in "-/_" for c in token.strip("-/_"))
-        if len(token) >= 4 and has_digit and (has_letter or joined):
+        code = len(token) >= 4 and has_digit and (has_letter or any(c in "-/_" for c in inner))
+        long_number = token.isdigit() and len(token) >= 5
+        key = has_letter and any(c in "_+" for c in inner)
+        if code or long_number or key:
             found.append(token)
     return found

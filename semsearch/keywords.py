@@ -1,0 +1,235 @@
+"""The keyword side of hybrid search: BM25 over the same chunks as the vectors.
+
+Embeddings find meaning but blur exact strings (an invoice number, an error code, "§ 7"); BM25
+finds those. The tokenizer is made for inflected languages and identifiers:
+
+- text is case-folded, diacritics kept (``zł`` is not ``zl``);
+- a code stays whole (``pay-517``, ``fv/2026/04/118``, ``ctrl+alt+m``) and also gives its parts;
+- a number or a single letter is also joined to the token before it (``§ 7`` → ``§_7``,
+  ``art. 6 ust. 1 lit. f`` → ``art_6``, ``ust_1``, ``lit_f``), so that "§ 7" does not match every 7;
+- words are stemmed with the Snowball stemmer of the corpus's language (PyStemmer: Polish,
+  English, German, Russian... ``zapłaciłem`` and ``zapłacić`` share ``zapłac``).
+
+BM25 weights come from ``bm25s`` at build time and are stored as a token-by-chunk sparse
+matrix (CSC arrays) with a sorted vocabulary; ``ask`` memory-maps them, finds the question's
+tokens by binary search and adds up their columns with numpy, without importing bm25s or scipy
+and without reading the whole vocabulary (a million-chunk corpus has millions of tokens).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+TOKENIZER_VERSION = 1
+FILES = (
+    "keywords.data.npy",
+    "keywords.indices.npy",
+    "keywords.indptr.npy",
+    "keywords.vocab.txt",
+    "keywords.vocab.offsets.npy",
+)
+
+# ISO 639-1 codes of the off-topic bank's languages (the corpus language comes from there) and a
+# few more, to Snowball algorithm names.
+SNOWBALL = {
+    "cs": "czech",
+    "da": "danish",
+    "de": "german",
+    "en": "english",
+    "es": "spanish",
+    "fi": "finnish",
+    "fr": "french",
+    "hu": "hungarian",
+    "it": "italian",
+    "nl": "dutch",
+    "no": "norwegian",
+    "pl": "polish",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "sv": "swedish",
+    "tr": "turkish",
+}
+
+_TOKEN = re.compile(r"§|\w+(?:[-/.+]\w+)*")
+_JOINER = re.compile(r"[-/.+]")
+
+
+@cache
+def _stemmer(language: str | None) -> Callable[[str], str] | None:
+    algorithm = SNOWBALL.get(language or "")
+    if algorithm is None:
+        return None
+    import Stemmer
+
+    return Stemmer.Stemmer(algorithm).stemWord
+
+
+def stemmer_name(language: str | None) -> str | None:
+    return SNOWBALL.get(language or "")
+
+
+def tokenize(text: str, language: str | None = None) -> list[str]:
+    """BM25 tokens of ``text`` (see the module docstring)."""
+    stem = _stemmer(language)
+    tokens: list[str] = []
+    previous: str | None = None
+    for match in _TOKEN.finditer(text.casefold()):
+        word = match.group()
+        parts = _JOINER.split(word)
+        if len(parts) > 1:
+            tokens.append(word)
+        for part in parts:
+            if not part:
+                continue
+            short = part.isdigit() or len(part) == 1
+            token = part if short or stem is None or not part.isalpha() else stem(part)
+            tokens.append(token)
+            if short and previous is not None:
+                tokens.append(f"{previous}_{part}")
+            previous = token
+    return tokens
+
+
+class SortedVocabulary:
+    """Tokens in sorted order, one per line (UTF-8 byte order is code point order), found by
+    binary search over the memory-mapped file: nothing is parsed up front."""
+
+    def __init__(self, blob: np.ndarray, offsets: np.ndarray):
+        self._blob = blob
+        self._offsets = offsets
+
+    @classmethod
+    def write(cls, folder: Path, tokens: Sequence[str]) -> None:
+        encoded = [token.encode("utf-8") for token in tokens]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(e) + 1 for e in encoded], out=offsets[1:])
+        (folder / FILES[3]).write_bytes(b"".join(e + b"\n" for e in encoded))
+        np.save(folder / FILES[4], offsets)
+
+    @classmethod
+    def open(cls, folder: Path) -> SortedVocabulary:
+        offsets = np.load(folder / FILES[4], mmap_mode="r", allow_pickle=False)
+        size = (folder / FILES[3]).stat().st_size
+        blob = np.memmap(folder / FILES[3], dtype=np.uint8, mode="r") if size else np.empty(0, np.uint8)
+        if offsets.ndim != 1 or len(offsets) < 1 or int(offsets[-1]) != size:
+            raise ValueError(f"{FILES[3]} does not match {FILES[4]}")
+        return cls(blob, offsets)
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def _token(self, i: int) -> bytes:
+        return self._blob[int(self._offsets[i]) : int(self._offsets[i + 1]) - 1].tobytes()
+
+    def get(self, token: str) -> int | None:
+        key = token.encode("utf-8")
+        low, high = 0, len(self)
+        while low < high:
+            middle = (low + high) // 2
+            if self._token(middle) < key:
+                low = middle + 1
+            else:
+                high = middle
+        return low if low < len(self) and self._token(low) == key else None
+
+
+@dataclass(frozen=True)
+class KeywordIndex:
+    """BM25 weights as a CSC matrix: column ``t`` holds the chunks containing token ``t``."""
+
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    vocab: SortedVocabulary | dict[str, int]
+    rows: int
+    language: str | None
+
+    def _column(self, token: str) -> tuple[int, int]:
+        column = self.vocab.get(token)
+        if column is None:
+            return 0, 0
+        return int(self.indptr[column]), int(self.indptr[column + 1])
+
+    def scores(self, question: str) -> np.ndarray:
+        """BM25 score of every chunk for ``question`` (0 where no token matches)."""
+        scores = np.zeros(self.rows, dtype=np.float32)
+        for token in tokenize(question, self.language):
+            start, end = self._column(token)
+            scores[self.indices[start:end]] += self.data[start:end]
+        return scores
+
+    def rows_with(self, text: str) -> np.ndarray:
+        """Rows holding ``text`` as one token (a code such as ``PAY-517``, case-insensitively)."""
+        tokens = tokenize(text, self.language)
+        if not tokens:
+            return np.empty(0, dtype=np.int64)
+        start, end = self._column(tokens[0])  # a code's first token is the whole code
+        return np.asarray(self.indices[start:end], dtype=np.int64)
+
+    def save(self, folder: Path) -> None:
+        np.save(folder / FILES[0], self.data)
+        np.save(folder / FILES[1], self.indices)
+        np.save(folder / FILES[2], self.indptr)
+        vocab = self.vocab if isinstance(self.vocab, dict) else None
+        if vocab is None:
+            raise ValueError("only a freshly built keyword index is saved")
+        SortedVocabulary.write(folder, sorted(vocab, key=vocab.get))
+
+    @classmethod
+    def load(cls, folder: Path, rows: int, language: str | None) -> KeywordIndex:
+        """Raises OSError or ValueError when the files are missing or inconsistent."""
+        data, indices, indptr = (
+            np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in FILES[:3]
+        )
+        vocab = SortedVocabulary.open(folder)
+        if len(indptr) != len(vocab) + 1 or len(data) != len(indices) or int(indptr[-1]) != len(data):
+            raise ValueError("keyword index files do not match each other")
+        if len(indices) and int(np.max(indices[:: max(1, len(indices) // 1000)])) >= rows:
+            raise ValueError("keyword index refers to chunks the index does not hold")
+        return cls(data, indices, indptr, vocab, rows, language)
+
+
+def build_keyword_index(texts: Sequence[str], language: str | None) -> KeywordIndex:
+    """BM25 (Lucene variant, k1 = 1.5, b = 0.75, bm25s defaults) over ``texts``."""
+    import bm25s
+    from bm25s.tokenization import Tokenized
+
+    token_lists = [tokenize(text, language) for text in texts]
+    vocab = {token: i for i, token in enumerate(sorted({t for tokens in token_lists for t in tokens}))}
+    retriever = bm25s.BM25()
+    retriever.index(
+        Tokenized(ids=[[vocab[t] for t in tokens] for tokens in token_lists], vocab=vocab),
+        create_empty_token=False,
+        show_progress=False,
+    )
+    weights = retriever.scores
+    if len(weights["indptr"]) != len(vocab) + 1:
+        raise AssertionError("bm25s returned a matrix that does not match the vocabulary")
+    return KeywordIndex(
+        data=np.asarray(weights["data"], dtype=np.float32),
+        indices=np.asarray(weights["indices"], dtype=np.int32),
+        indptr=np.asarray(weights["indptr"], dtype=np.int64),
+        vocab=vocab,
+        rows=len(texts),
+        language=language,
+    )
+
+
+def settings(language: str | None) -> dict:
+    """What meta.json records about the keyword index."""
+    return {
+        "library": "bm25s",
+        "method": "lucene",
+        "k1": 1.5,
+        "b": 0.75,
+        "language": language,
+        "stemmer": stemmer_name(language),
+        "tokenizer_version": TOKENIZER_VERSION,
+    }

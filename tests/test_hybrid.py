@@ -1,0 +1,127 @@
+"""Hybrid search, --path filters and --context prompts, end to end with the real default model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from semsearch.cli import app
+from semsearch.embedders import load_embedder
+from semsearch.evaluation import evaluate, load_questions
+from semsearch.index import load_index
+from semsearch.tokens import count_tokens
+
+from .conftest import DATA
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def measured(sample_index):
+    """Top-1 per mode on the identifier and the plain-language question sets of docs/."""
+    index = load_index(sample_index)
+    embedder = load_embedder(index.model)
+    identifier = load_questions(DATA / "docs_identifier_questions.jsonl")
+    plain = load_questions(DATA / "docs_questions.jsonl")
+    return {
+        mode: (
+            evaluate(index, embedder, identifier, mode=mode).metrics,
+            evaluate(index, embedder, plain, mode=mode).by_kind["paraphrase"],
+        )
+        for mode in ("hybrid", "dense")
+    }
+
+
+def test_hybrid_finds_identifiers_that_embeddings_miss(measured):
+    hybrid, dense = measured["hybrid"][0], measured["dense"][0]
+    assert hybrid["questions"] >= 15
+    assert hybrid["top1"] >= 0.85, hybrid
+    assert hybrid["top1"] >= dense["top1"] + 0.2, (hybrid["top1"], dense["top1"])
+
+
+def test_hybrid_costs_nothing_on_paraphrases(measured):
+    assert measured["hybrid"][1]["top1"] >= measured["dense"][1]["top1"] - 0.03
+
+
+def test_keyword_mode_ranks_by_bm25(sample_index):
+    result = run("ask", "PAY-630", "--index", sample_index, "--mode", "keyword", "--json")
+    assert result.exit_code == 0, result.output
+    first = json.loads(result.stdout)["results"][0]
+    assert "PAY-630" in first["text"] and first["keyword_score"] > 0
+
+
+def test_path_filter_applies_before_top_k(sample_index):
+    """The best passages for this question are in zwroty.md; filtered to dostawa.md, the answer
+    still comes from there, however far down the unfiltered ranking it is."""
+    question = "Ile mam dni na zwrot towaru?"
+    unfiltered = json.loads(run("ask", question, "--index", sample_index, "--json", "-k", "3").stdout)
+    assert all(r["source"] != "dostawa.md" for r in unfiltered["results"])
+    result = run(
+        "ask", question, "--index", sample_index, "--json", "--path", "dostawa.md", "--min-score", "-1"
+    )
+    assert result.exit_code == 0, result.output
+    sources = {r["source"] for r in json.loads(result.stdout)["results"]}
+    assert sources == {"dostawa.md"}
+    both = run(
+        "ask", question, "--index", sample_index, "--json", "--path", "dost*.md", "--path", "zwroty.md"
+    )
+    assert {r["source"] for r in json.loads(both.stdout)["results"]} <= {"dostawa.md", "zwroty.md"}
+
+
+def test_a_path_matching_no_file_is_a_clear_error(sample_index):
+    result = run("ask", "zwrot", "--index", sample_index, "--path", "nie-ma/**")
+    assert result.exit_code == 2
+    assert "no indexed file matches --path nie-ma/**" in result.stderr
+
+
+def test_context_prompt_puts_the_best_source_last_and_fits_the_budget(sample_index):
+    question = "Ile mam dni na odstąpienie od umowy?"
+    result = run("ask", question, "--index", sample_index, "--context", "-k", "3", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    prompt, sources = data["prompt"], data["sources"]
+    assert len(sources) == 3 and data["tokens"] == count_tokens(prompt) <= 3000
+    assert "only the numbered sources" in prompt and "do not contain the answer" in prompt
+    assert prompt.rstrip().endswith(f"Question: {question}")
+    positions = [prompt.index(f"[{n}] {s['source']} › ") for n, s in enumerate(sources, 1)]
+    assert positions == sorted(positions, reverse=True)  # [1], the best, is last before the question
+    plain = run("ask", question, "--index", sample_index, "--context", "-k", "3")
+    assert plain.stdout == prompt
+
+
+def test_context_budget_drops_the_least_relevant_sources(sample_index):
+    question = "Ile mam dni na odstąpienie od umowy?"
+    result = run(
+        "ask",
+        question,
+        "--index",
+        sample_index,
+        "--context",
+        "-k",
+        "5",
+        "--max-context-tokens",
+        "450",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (
+        data["tokens"] <= 450
+        and 1 <= len(data["sources"]) < 5
+        and data["left_out"] == 5 - len(data["sources"])
+    )
+    assert "[1] " in data["prompt"]
+    tiny = run("ask", question, "--index", sample_index, "--context", "--max-context-tokens", "120", "--json")
+    assert json.loads(tiny.stdout)["tokens"] <= 120  # even the best source is cut to fit
+
+
+def test_no_context_prompt_when_nothing_passes(sample_index):
+    result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--context")
+    assert result.exit_code == 1
+    assert "Question:" not in result.stdout and "Sources" not in result.stdout

@@ -1,0 +1,67 @@
+"""The keyword side: tokenizer rules, and BM25 scores equal to bm25s's own on random corpora."""
+
+from __future__ import annotations
+
+import bm25s
+import numpy as np
+import pytest
+
+from semsearch.keywords import KeywordIndex, build_keyword_index, tokenize
+
+
+def test_tokens_keep_diacritics_codes_and_references():
+    tokens = tokenize("Błąd PAY-517, faktura FV/2026/04/118 i § 7 ust. 2", "pl")
+    assert "pay-517" in tokens and "517" in tokens  # a code stays whole and gives its parts
+    assert "fv/2026/04/118" in tokens
+    assert "§_7" in tokens and "ust_2" in tokens  # a number is tied to the word before it
+    assert "błąd" in tokens  # case-folded, diacritics kept
+
+
+def test_polish_inflections_share_a_stem():
+    assert tokenize("zapłaciłem", "pl") == tokenize("zapłacić", "pl")
+    assert tokenize("reklamacji", "pl") == tokenize("reklamacja", "pl")
+    assert tokenize("zapłaciłem", None) == ["zapłaciłem"]  # no stemmer for an unknown language
+
+
+def test_english_uses_its_own_stemmer():
+    assert tokenize("syncing devices", "en") == tokenize("synced device", "en")
+
+
+def _random_corpus(rng: np.random.Generator, n: int) -> list[str]:
+    words = ["zwrot", "zwrotu", "pieniędzy", "PAY-517", "§", "7", "dostawa", "kurier", "faktura", "a", "b"]
+    return [" ".join(rng.choice(words, size=int(rng.integers(1, 30)))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_scores_equal_bm25s_on_random_corpora(seed, tmp_path):
+    rng = np.random.default_rng(seed)
+    texts = _random_corpus(rng, int(rng.integers(1, 80)))
+    index = build_keyword_index(texts, "pl")
+    reference = bm25s.BM25()
+    reference.index([tokenize(t, "pl") for t in texts], show_progress=False)
+    index.save(tmp_path)
+    loaded = KeywordIndex.load(tmp_path, len(texts), "pl")
+    for question in _random_corpus(rng, 5) + ["nic wspólnego"]:
+        known = [t for t in tokenize(question, "pl") if t in reference.vocab_dict]
+        expected = reference.get_scores(known) if known else np.zeros(len(texts))
+        np.testing.assert_allclose(index.scores(question), expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(loaded.scores(question), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_inconsistent_files_are_refused(tmp_path):
+    build_keyword_index(["jeden dwa", "trzy"], None).save(tmp_path)
+    (tmp_path / "keywords.vocab.txt").write_text("jeden\n", encoding="utf-8")  # truncated
+    with pytest.raises(ValueError):
+        KeywordIndex.load(tmp_path, 2, None)
+    build_keyword_index(["jeden dwa", "trzy"], None).save(tmp_path)
+    with pytest.raises(ValueError, match="chunks the index does not hold"):
+        KeywordIndex.load(tmp_path, 1, None)
+
+
+def test_rows_with_a_code_come_from_its_column(tmp_path):
+    texts = ["Błąd **PAY-517** przy płatności", "PAY-402 i PAY-5170", "kod pay-517 małymi", "nic"]
+    build_keyword_index(texts, "pl").save(tmp_path)
+    loaded = KeywordIndex.load(tmp_path, len(texts), "pl")
+    assert loaded.rows_with("PAY-517").tolist() == [0, 2]
+    assert loaded.rows_with("ABC-123").tolist() == []
+    assert loaded.vocab.get("pay-517") is not None and loaded.vocab.get("pay-51") is None
