@@ -47,7 +47,7 @@ from .errors import (
 from .keywords import FILES as KEYWORD_FILES
 from .keywords import KeywordIndex, build_keyword_index
 from .keywords import settings as keyword_settings
-from .search import Hit, fuse, identifiers, names_something_exact, rank
+from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank
 from .sources import Skipped, SourceFile, changed_files, discover, read_source
 from .threshold import background_floor, bank_sha256, calibrate
 
@@ -193,6 +193,8 @@ class Index:
 
         Outside dense mode, chunks containing a code the question names verbatim come first.
         """
+        if mode not in MODES:
+            raise UsageError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
         cosine = self.vectors @ np.asarray(query_vector, dtype=self.vectors.dtype).reshape(-1)
         allowed = self.allowed_rows(paths)
         keyword = None
