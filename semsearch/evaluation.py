@@ -21,7 +21,7 @@ from .chunking import Chunk
 from .embedders import Embedder
 from .errors import QuestionsError
 from .index import Index, write_meta
-from .threshold import background_floor
+from .threshold import background_floor, is_answer
 
 MRR_DEPTH = 10
 
@@ -67,7 +67,7 @@ class QuestionResult:
         """Whether the first result counts as an answer under the calibrated decision."""
         if self.first is None:
             return False
-        return self.first_exact or self.first_score >= max(min_score, self.offtopic_score)
+        return is_answer(self.first_score, self.first_exact, max(min_score, self.offtopic_score))
 
     @property
     def passes(self) -> bool:

@@ -49,7 +49,7 @@ from .keywords import KeywordIndex, build_keyword_index
 from .keywords import settings as keyword_settings
 from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank
 from .sources import Skipped, SourceFile, changed_files, discover, read_source
-from .threshold import background_floor, bank_sha256, calibrate
+from .threshold import background_floor, bank_sha256, calibrate, is_answer
 
 INDEX_FORMAT = 1
 DEFAULT_MAX_TOKENS = 300
@@ -243,7 +243,9 @@ class Index:
             offtopic = background_floor(query_vector, self.background)
             threshold = max(self.min_score, offtopic)
         found = [
-            r for r in self.ranked(question, query_vector, k, mode, paths) if r.exact or r.score >= threshold
+            r
+            for r in self.ranked(question, query_vector, k, mode, paths)
+            if is_answer(r.score, r.exact, threshold)
         ]
         hits = [
             Hit(rank=n, score=r.score, chunk=self.chunks[r.row], keyword_score=r.keyword_score)

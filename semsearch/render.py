@@ -56,10 +56,6 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return folded[: cut if cut > limit // 2 else limit].rstrip(" ,;:") + " …"
 
 
-def location(hit: Hit) -> str:
-    return hit.chunk.location
-
-
 def hit_dict(hit: Hit) -> dict:
     chunk = hit.chunk
     return {
@@ -113,7 +109,7 @@ def print_result(result: SearchResult) -> None:
         )
         return
     for hit in result.hits:
-        out.print(f"[bold cyan]{hit.score:.3f}[/]  [bold]{_escape(location(hit))}[/]")
+        out.print(f"[bold cyan]{hit.score:.3f}[/]  [bold]{_escape(hit.chunk.location)}[/]")
         out.print(f"       {_escape(snippet(hit.chunk.text))}", style="dim" if hit.rank > 1 else None)
         out.print()
 

@@ -150,6 +150,12 @@ def calibrate(
     )
 
 
+def is_answer(score: float, exact: bool, threshold: float) -> bool:
+    """The no-answer decision for one passage: its cosine reaches the question's threshold, or
+    it contains a code the question names verbatim (an answer at any score)."""
+    return exact or score >= threshold
+
+
 def background_floor(query_vector: np.ndarray, background: np.ndarray | None) -> float:
     """Similarity of the question to its nearest off-topic bank question (-1 without a bank)."""
     if background is None or len(background) == 0:
