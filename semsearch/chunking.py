@@ -251,9 +251,9 @@ class _Splitter:
             if cuts:
                 bounds = [start, *cuts, end]
                 spans = [(a, self._trim_end(a, b)) for a, b in pairwise(bounds)]
-                yield from self.pack(
-                    [piece for s, e in spans if e > s for piece in self._split(s, e, levels[depth + 1 :])]
-                )
+                finer = levels[depth + 1 :]
+                pieces = [piece for s, e in spans if e > s for piece in self._split(s, e, finer)]
+                yield from self.pack(self.glue_lead_ins(pieces))
                 return
         yield from self._hard_split(start, end)
 
@@ -272,6 +272,20 @@ class _Splitter:
                     high = mid - 1
             yield (start, low)
             start = low
+
+    def glue_lead_ins(self, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Join a span that introduces the next one (ends with a colon) to it, when both fit.
+
+        Otherwise packing can end a chunk on "on this basis we:" and start the next with the
+        list it introduces, leaving each half without the other's meaning.
+        """
+        glued: list[tuple[int, int]] = []
+        for span in spans:
+            if glued and self.text[slice(*glued[-1])].endswith(":") and self.fits(glued[-1][0], span[1]):
+                glued[-1] = (glued[-1][0], span[1])
+            else:
+                glued.append(span)
+        return glued
 
     def pack(self, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
         """Greedily merge consecutive spans while the merged slice still fits."""
@@ -327,7 +341,7 @@ def chunk_markdown(
         prefix = _prefix_within(section.headings, source, max_tokens, count_tokens)
         splitter = _Splitter(text, prefix, max_tokens, count_tokens, extra_fits)
         spans = [span for block in section.blocks for span in splitter.pieces(block)]
-        for start, end in splitter.pack(spans):
+        for start, end in splitter.pack(splitter.glue_lead_ins(spans)):
             chunks.append(
                 Chunk(
                     id=f"{source}#{len(chunks)}",

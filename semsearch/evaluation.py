@@ -61,7 +61,7 @@ class QuestionResult:
     min_score: float
 
     first_exact: bool = False
-    """The first result contains a code the question names verbatim (an answer at any score)."""
+    """The first result contains a code or reference the question names verbatim (an answer at any score)."""
 
     def passes_at(self, min_score: float) -> bool:
         """Whether the first result counts as an answer under the calibrated decision."""

@@ -47,7 +47,7 @@ from .errors import (
 from .keywords import FILES as KEYWORD_FILES
 from .keywords import KeywordIndex, build_keyword_index
 from .keywords import settings as keyword_settings
-from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank
+from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank, references
 from .sources import Skipped, SourceFile, changed_files, discover, read_source
 from .threshold import background_floor, bank_sha256, calibrate, is_answer
 
@@ -100,7 +100,7 @@ class Ranked(NamedTuple):
     score: float
     """Cosine similarity: what the no-answer decision reads, whatever ranked the row."""
     exact: bool
-    """The chunk contains a code the question names verbatim."""
+    """The chunk contains a code or reference the question names verbatim."""
     keyword_score: float | None = None
     """BM25 score (None in dense mode)."""
 
@@ -138,12 +138,16 @@ class Index:
 
     def identifier_rows(self, question: str) -> np.ndarray:
         """Rows whose chunk contains a code the question names verbatim (see ``identifiers``),
-        case-insensitively: the code's column of the keyword index."""
+        case-insensitively, or every part of a reference it names (see ``references``:
+        ``art. 6 ust. 1 lit. a`` is in the chunk that cites it, not in those citing lit. b)."""
         codes = identifiers(question)
-        if not codes:
+        chains = references(question)
+        if not codes and not chains:
             return np.empty(0, dtype=np.int64)
         keywords = self.keyword_index()
-        return np.unique(np.concatenate([keywords.rows_with(code) for code in codes]))
+        found = [keywords.rows_with(code) for code in codes]
+        found += [keywords.rows_with_all(parts) for parts in chains]
+        return np.unique(np.concatenate(found))
 
     def allowed_rows(self, paths: Sequence[str]) -> np.ndarray | None:
         """Mask of the rows whose file matches one of the ``.gitignore``-style ``paths``
@@ -191,7 +195,8 @@ class Index:
           something exact (a number, a code, a quoted phrase): embeddings blur exact strings,
           and keywords measured worse than embeddings on questions in plain words.
 
-        Outside dense mode, chunks containing a code the question names verbatim come first.
+        Outside dense mode, chunks containing a code or reference the question names verbatim
+        come first (see ``identifier_rows``).
         """
         if mode not in MODES:
             raise UsageError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
@@ -235,7 +240,8 @@ class Index:
         have no threshold of their own): without ``min_score`` a passage must reach the index's
         ``min_score`` and be at least as close to the question as the nearest off-topic bank
         question is. An explicit ``min_score`` replaces both rules. A passage containing a code
-        the question names verbatim is an answer whatever its score (not in dense mode).
+        or reference the question names verbatim is an answer whatever its score (not in dense
+        mode).
         """
         offtopic = None
         threshold = min_score

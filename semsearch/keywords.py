@@ -173,6 +173,19 @@ class KeywordIndex:
         start, end = self._column(tokens[0])  # a code's first token is the whole code
         return np.asarray(self.indices[start:end], dtype=np.int64)
 
+    def rows_with_all(self, parts: Sequence[str]) -> np.ndarray:
+        """Rows holding every one of ``parts``, each as the joined token its words make
+        (``art. 6`` → ``art_6``, ``§ 7`` → ``§_7``)."""
+        rows: np.ndarray | None = None
+        for part in parts:
+            joined = [token for token in tokenize(part, self.language) if "_" in token]
+            if not joined:
+                return np.empty(0, dtype=np.int64)
+            start, end = self._column(joined[-1])
+            found = np.asarray(self.indices[start:end], dtype=np.int64)
+            rows = found if rows is None else np.intersect1d(rows, found)
+        return np.empty(0, dtype=np.int64) if rows is None else np.unique(rows)
+
     def save(self, folder: Path) -> None:
         np.save(folder / FILES[0], self.data)
         np.save(folder / FILES[1], self.indices)

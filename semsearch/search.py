@@ -120,3 +120,22 @@ def identifiers(question: str) -> list[str]:
         if code or long_number or key:
             found.append(token)
     return found
+
+
+_REFERENCE_PART = r"(?:§|\b[^\W\d_]{1,5}\.)\s*(?:\d+[^\W\d_]?|[^\W\d_])(?![\w-])"
+_REFERENCE = re.compile(rf"{_REFERENCE_PART}(?:[\s,]+{_REFERENCE_PART})*")
+
+
+def references(question: str) -> list[list[str]]:
+    """Legal-style references a question names, each as its parts: ``§ 7`` → ``[["§ 7"]]``,
+    ``art. 6 ust. 1 lit. a`` → ``[["art. 6", "ust. 1", "lit. a"]]``.
+
+    A part is ``§`` or an abbreviation with its dot, then a number or a single letter. One part
+    alone counts only after ``§``: ``np. 5`` or ``ok. 3`` is no reference, ``art. 6 ust. 1`` is.
+    """
+    found = []
+    for match in _REFERENCE.finditer(question):
+        parts = [" ".join(m.group().split()) for m in re.finditer(_REFERENCE_PART, match.group())]
+        if len(parts) >= 2 or parts[0].startswith("§"):
+            found.append(parts)
+    return found

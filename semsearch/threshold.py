@@ -152,7 +152,7 @@ def calibrate(
 
 def is_answer(score: float, exact: bool, threshold: float) -> bool:
     """The no-answer decision for one passage: its cosine reaches the question's threshold, or
-    it contains a code the question names verbatim (an answer at any score)."""
+    it contains a code or reference the question names verbatim (an answer at any score)."""
     return exact or score >= threshold
 
 

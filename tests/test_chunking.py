@@ -153,3 +153,14 @@ def test_chunk_ids_are_unique_and_ordered():
     assert [c.id for c in chunks] == [f"dir/doc.md#{i}" for i in range(len(chunks))]
     starts = [c.start_line for c in chunks]
     assert starts == sorted(starts)
+
+
+def test_a_lead_in_sentence_stays_with_the_list_it_introduces():
+    filler = " ".join(f"Zdanie numer {i} opisuje zasady zwrotu towaru w sklepie." for i in range(4))
+    items = "\n".join(f"- cel przetwarzania numer {i};" for i in range(6))
+    text = f"# Polityka\n\n## Cele\n\n{filler}\n\nNa tej podstawie:\n\n{items}\n"
+    chunks = chunk(text, max_tokens=120)  # the filler and the lead-in fit together; the list does not
+    assert len(chunks) == 2
+    with_list = next(c for c in chunks if "- cel przetwarzania numer 0;" in c.text)
+    assert "Na tej podstawie:" in with_list.text
+    assert not any(c.text.rstrip().endswith(":") for c in chunks)

@@ -65,3 +65,20 @@ def test_rows_with_a_code_come_from_its_column(tmp_path):
     assert loaded.rows_with("PAY-517").tolist() == [0, 2]
     assert loaded.rows_with("ABC-123").tolist() == []
     assert loaded.vocab.get("pay-517") is not None and loaded.vocab.get("pay-51") is None
+
+
+def test_rows_with_all_parts_of_a_reference(tmp_path):
+    texts = [
+        "interes (art. 6 ust. 1 lit. f RODO)",
+        "zgoda (art. 6 ust. 1 lit. a RODO)",
+        "umowa (Art. 6 ust. 1 lit. b RODO), a także lit. a innej ustawy",  # parts need not touch
+        "§ 7. Odstąpienie od umowy",
+        "zobacz §7 i art. 7",
+    ]
+    build_keyword_index(texts, "pl").save(tmp_path)
+    loaded = KeywordIndex.load(tmp_path, len(texts), "pl")
+    assert loaded.rows_with_all(["art. 6", "ust. 1", "lit. a"]).tolist() == [1, 2]
+    assert loaded.rows_with_all(["art. 6", "ust. 1", "lit. f"]).tolist() == [0]
+    assert loaded.rows_with_all(["§ 7"]).tolist() == [3, 4]
+    assert loaded.rows_with_all(["art. 9", "ust. 1"]).tolist() == []
+    assert loaded.rows_with_all(["RODO"]).tolist() == []  # a plain word is no reference part

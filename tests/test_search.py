@@ -3,7 +3,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.search import fuse, identifiers, names_something_exact, rank, search_vectors, top_k
+from semsearch.search import (
+    fuse,
+    identifiers,
+    names_something_exact,
+    rank,
+    references,
+    search_vectors,
+    top_k,
+)
 
 
 def brute_force(scores: np.ndarray, k: int) -> np.ndarray:
@@ -60,6 +68,22 @@ def test_search_vectors_scores_are_cosines_and_threshold_drops_low_ones():
 )
 def test_identifiers_are_codes_not_numbers_or_words(question, codes):
     assert identifiers(question) == codes
+
+
+@pytest.mark.parametrize(
+    "question, chains",
+    [
+        ("Co mówi § 7 regulaminu?", [["§ 7"]]),
+        ("zgoda z art. 6 ust. 1 lit. a RODO?", [["art. 6", "ust. 1", "lit. a"]]),
+        ("§5 ust. 2, a potem § 7", [["§5", "ust. 2"], ["§ 7"]]),
+        ("Czy art. 556 dotyczy mnie?", []),  # one part, not §: plain words and BM25 decide
+        ("Ile to np. 5 dni?", []),
+        ("Przyjdzie ok. 13:00", []),
+        ("no references in 2026", []),
+    ],
+)
+def test_references_are_chains_of_abbreviated_parts(question, chains):
+    assert references(question) == chains
 
 
 def test_rank_puts_the_given_rows_first_in_score_order():
