@@ -18,6 +18,9 @@ from functools import lru_cache
 from itertools import pairwise
 
 PATH_SEPARATOR = " › "
+CHUNKER_VERSION = 2
+"""Raised whenever the same file and settings would give other chunks (2: lead-ins stay with
+what they introduce), so that the next build re-chunks every file instead of reusing old chunks."""
 
 TokenCounter = Callable[[str], int]
 """Counts tokens of a text (tiktoken cl100k_base in production)."""

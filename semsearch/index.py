@@ -33,7 +33,7 @@ import numpy as np
 
 from . import __version__
 from .chunkfile import CHUNKS_FILE, OFFSETS_FILE, ChunkFile, write_chunks
-from .chunking import Chunk, chunk_markdown, embedding_text
+from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from .errors import (
     DocsError,
@@ -303,7 +303,12 @@ def build_index(
     paths, skipped = discover(docs, excludes)
     if not paths:
         raise DocsError(f"no Markdown files (.md, .markdown) under {docs}")
-    chunking = {"max_tokens": max_tokens, "tokenizer": TOKENIZER, "context": "heading path"}
+    chunking = {
+        "max_tokens": max_tokens,
+        "tokenizer": TOKENIZER,
+        "context": "heading path",
+        "chunker_version": CHUNKER_VERSION,
+    }
 
     with index_lock(Path(index_dir)):
         previous, full_reason = _reusable_index(Path(index_dir), spec, chunking, full)
@@ -336,7 +341,11 @@ def build_index(
             changes=changes,
             full_reason=full_reason,
         )
-        if previous and not (changes.new or changes.changed or changes.removed):
+        if (
+            previous
+            and not (changes.new or changes.changed or changes.removed)
+            and _keywords_current(previous)
+        ):
             _refresh_fingerprints(previous, docs, sources, skipped, excludes)
             report.chunks, report.min_score = len(previous.chunks), previous.min_score
             report.up_to_date = True
@@ -428,6 +437,13 @@ def _reusable_index(
     if previous.meta.get("chunking") != chunking:
         return None, f"the chunking settings changed ({previous.meta.get('chunking')} → {chunking})"
     return previous, None
+
+
+def _keywords_current(index: Index) -> bool:
+    """Whether the index's keyword index was made the way this version makes it (if not, a
+    build with no file changes still rebuilds it, reusing every chunk and vector)."""
+    language = index.meta.get("min_score", {}).get("corpus_language")
+    return index.meta.get("keywords") == keyword_settings(language)
 
 
 def _row_ranges(chunks: list[Chunk]) -> dict[str, tuple[int, int]]:

@@ -4,7 +4,8 @@ Embeddings find meaning but blur exact strings (an invoice number, an error code
 finds those. The tokenizer is made for inflected languages and identifiers:
 
 - text is case-folded, diacritics kept (``zł`` is not ``zl``);
-- a code stays whole (``pay-517``, ``fv/2026/04/118``, ``ctrl+alt+m``) and also gives its parts;
+- a code stays whole, without its separators, and also gives its parts (``PAY-517`` →
+  ``pay517``, ``pay``, ``517``), so ``PAY517`` finds it too;
 - a number or a single letter is also joined to the token before it (``§ 7`` → ``§_7``,
   ``art. 6 ust. 1 lit. f`` → ``art_6``, ``ust_1``, ``lit_f``), so that "§ 7" does not match every 7;
 - words are stemmed with the Snowball stemmer of the corpus's language (PyStemmer: Polish,
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2
 FILES = (
     "keywords.data.npy",
     "keywords.indices.npy",
@@ -84,7 +85,7 @@ def tokenize(text: str, language: str | None = None) -> list[str]:
         word = match.group()
         parts = _JOINER.split(word)
         if len(parts) > 1:
-            tokens.append(word)
+            tokens.append("".join(parts))
         for part in parts:
             if not part:
                 continue
@@ -166,7 +167,8 @@ class KeywordIndex:
         return scores
 
     def rows_with(self, text: str) -> np.ndarray:
-        """Rows holding ``text`` as one token (a code such as ``PAY-517``, case-insensitively)."""
+        """Rows holding ``text`` as one token (a code such as ``PAY-517``, case-insensitively
+        and whether or not its separators are written: ``PAY517``)."""
         tokens = tokenize(text, self.language)
         if not tokens:
             return np.empty(0, dtype=np.int64)

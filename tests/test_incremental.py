@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -104,6 +105,24 @@ def test_model_or_chunking_change_forces_a_full_rebuild(docs, tmp_path, fake_emb
     assert "model changed (fake:hashing → fake:other)" in report.full_reason
     report = build_index(docs, tmp_path / "index", embedder=Other(), max_tokens=64, full=True)
     assert report.full_reason == "--full"
+
+
+def test_a_keyword_index_made_by_an_older_tokenizer_is_rebuilt_without_embedding(
+    docs, tmp_path, fake_embedder
+):
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    meta_path = tmp_path / "index" / "meta.json"
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    current = meta["keywords"]
+    meta["keywords"] = {**current, "tokenizer_version": current["tokenizer_version"] - 1}
+    meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    embedded_before = fake_embedder.passages_embedded
+
+    report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert not report.up_to_date and report.embedded == 0 and report.full_reason is None
+    assert fake_embedder.passages_embedded == embedded_before
+    assert load_index(tmp_path / "index").meta["keywords"] == current
+    assert build_index(docs, tmp_path / "index", embedder=fake_embedder).up_to_date
 
 
 def test_a_second_build_of_the_same_index_is_refused(docs, tmp_path, fake_embedder):

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from semsearch.chunking import embedding_text
+from semsearch.chunking import CHUNKER_VERSION, embedding_text
 from semsearch.errors import DocsError, ModelError
 from semsearch.index import build_index, embed_in_batches, load_index
 from semsearch.sources import discover
@@ -49,6 +49,7 @@ def test_build_writes_a_consistent_index(docs, tmp_path, fake_embedder):
         "max_tokens": 64,
         "tokenizer": "tiktoken:cl100k_base",
         "context": "heading path",
+        "chunker_version": CHUNKER_VERSION,
     }
     assert set(meta["files"]) == {"a.markdown", "b.md", "sub dir/ł ó.md"}
     assert (
