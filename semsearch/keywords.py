@@ -4,8 +4,9 @@ Embeddings find meaning but blur exact strings (an invoice number, an error code
 finds those. The tokenizer is made for inflected languages and identifiers:
 
 - text is case-folded, diacritics kept (``zł`` is not ``zl``);
-- a code stays whole, without its separators, and also gives its parts (``PAY-517`` →
-  ``pay517``, ``pay``, ``517``), so ``PAY517`` finds it too;
+- a code stays whole and also gives its parts; a code with letters loses its separators
+  (``PAY-517`` → ``pay517``, ``pay``, ``517``), so ``PAY517`` finds it too, while numbers keep
+  theirs (``4.2`` is not ``42``);
 - a number or a single letter is also joined to the token before it (``§ 7`` → ``§_7``,
   ``art. 6 ust. 1 lit. f`` → ``art_6``, ``ust_1``, ``lit_f``), so that "§ 7" does not match every 7;
 - words are stemmed with the Snowball stemmer of the corpus's language (PyStemmer: Polish,
@@ -84,8 +85,8 @@ def tokenize(text: str, language: str | None = None) -> list[str]:
     for match in _TOKEN.finditer(text.casefold()):
         word = match.group()
         parts = _JOINER.split(word)
-        if len(parts) > 1:
-            tokens.append("".join(parts))
+        if len(parts) > 1:  # a code: whole, and without separators if it has letters
+            tokens.append("".join(parts) if any(c.isalpha() for c in word) else word)
         for part in parts:
             if not part:
                 continue

@@ -14,6 +14,7 @@ def test_tokens_keep_diacritics_codes_and_references():
     assert "pay517" in tokens and "517" in tokens  # a code stays whole and gives its parts
     assert "fv202604118" in tokens
     assert tokenize("PAY517", "pl")[0] == tokenize("pay-517", "pl")[0]  # separators optional
+    assert "4.2" in tokenize("wersja 4.2", "pl") and "42" not in tokenize("wersja 4.2", "pl")
     assert "§_7" in tokens and "ust_2" in tokens  # a number is tied to the word before it
     assert "błąd" in tokens  # case-folded, diacritics kept
 
