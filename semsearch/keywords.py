@@ -159,6 +159,10 @@ class KeywordIndex:
             return 0, 0
         return int(self.indptr[column]), int(self.indptr[column + 1])
 
+    def _rows_of(self, token: str) -> np.ndarray:
+        start, end = self._column(token)
+        return np.asarray(self.indices[start:end], dtype=np.int64)
+
     def scores(self, question: str) -> np.ndarray:
         """BM25 score of every chunk for ``question`` (0 where no token matches)."""
         scores = np.zeros(self.rows, dtype=np.float32)
@@ -173,8 +177,7 @@ class KeywordIndex:
         tokens = tokenize(text, self.language)
         if not tokens:
             return np.empty(0, dtype=np.int64)
-        start, end = self._column(tokens[0])  # a code's first token is the whole code
-        return np.asarray(self.indices[start:end], dtype=np.int64)
+        return self._rows_of(tokens[0])  # a code's first token is the whole code
 
     def rows_with_all(self, parts: Sequence[str]) -> np.ndarray:
         """Rows holding every one of ``parts``, each as the joined token its words make
@@ -184,8 +187,7 @@ class KeywordIndex:
             joined = [token for token in tokenize(part, self.language) if "_" in token]
             if not joined:
                 return np.empty(0, dtype=np.int64)
-            start, end = self._column(joined[-1])
-            found = np.asarray(self.indices[start:end], dtype=np.int64)
+            found = self._rows_of(joined[-1])
             rows = found if rows is None else np.intersect1d(rows, found)
         return np.empty(0, dtype=np.int64) if rows is None else np.unique(rows)
 
