@@ -256,7 +256,7 @@ class _Splitter:
                 spans = [(a, self._trim_end(a, b)) for a, b in pairwise(bounds)]
                 finer = levels[depth + 1 :]
                 pieces = [piece for s, e in spans if e > s for piece in self._split(s, e, finer)]
-                yield from self.pack(self.glue_lead_ins(pieces))
+                yield from self.pack(pieces)
                 return
         yield from self._hard_split(start, end)
 
@@ -291,10 +291,11 @@ class _Splitter:
         return glued
 
     def pack(self, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
-        """Greedily merge consecutive spans while the merged slice still fits."""
+        """Greedily merge consecutive spans while the merged slice still fits (lead-ins first
+        joined to what they introduce)."""
         current: tuple[int, int] | None = None
         estimate = 0
-        for span in spans:
+        for span in self.glue_lead_ins(spans):
             span_tokens = self.tokens_of(*span) - self.prefix_tokens
             if current is None:
                 current, estimate = span, self.prefix_tokens + span_tokens
@@ -344,7 +345,7 @@ def chunk_markdown(
         prefix = _prefix_within(section.headings, source, max_tokens, count_tokens)
         splitter = _Splitter(text, prefix, max_tokens, count_tokens, extra_fits)
         spans = [span for block in section.blocks for span in splitter.pieces(block)]
-        for start, end in splitter.pack(splitter.glue_lead_ins(spans)):
+        for start, end in splitter.pack(spans):
             chunks.append(
                 Chunk(
                     id=f"{source}#{len(chunks)}",
