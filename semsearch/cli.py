@@ -2,29 +2,55 @@
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
+import click
 import typer
 from typer.core import TyperGroup
 
 from . import render
-from .errors import SemsearchError
+from .errors import IndexChangedError, IndexCorruptError, IndexMissingError, SemsearchError
+
+EXIT_NO_ANSWER = 1
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+HINTS: dict[type[SemsearchError], str] = {
+    IndexMissingError: "build one with `semsearch build DOCS --index INDEX`",
+    IndexCorruptError: "rebuild it with `semsearch build DOCS --index INDEX`",
+    IndexChangedError: "run the command again",
+}
+
+
+def _message(exc: SemsearchError) -> str:
+    hint = next((text for kind, text in HINTS.items() if isinstance(exc, kind)), None)
+    return f"{exc}; {hint}" if hint else str(exc)
 
 
 class _Group(TyperGroup):
-    """The one place where user-facing errors become a red message and an exit code."""
+    """The one place where errors become a one-line message and an exit code (1 is kept for
+    "no answer"); an unexpected exception is a bug, reported in one line too."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except (typer.Exit, click.exceptions.ClickException, click.exceptions.Abort):
+            raise
         except SemsearchError as exc:
-            render.error(str(exc))
-            raise typer.Exit(exc.exit_code) from None
+            render.error(_message(exc))
         except KeyboardInterrupt:
             render.error("interrupted")
-            raise typer.Exit(130) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except Exception as exc:
+            if os.environ.get("SEMSEARCH_DEBUG"):
+                raise
+            render.error(
+                f"unexpected {type(exc).__name__}: {exc} "
+                "(a bug in semsearch; SEMSEARCH_DEBUG=1 shows the traceback)"
+            )
+        raise typer.Exit(EXIT_ERROR)
 
 
 app = typer.Typer(
@@ -74,8 +100,8 @@ def build(
     as_json: JsonOption = False,
 ) -> None:
     """Index every Markdown file under DOCS; unchanged files keep their vectors."""
+    from .build import DEFAULT_MAX_TOKENS, build_index
     from .embedders import DEFAULT_MODEL
-    from .index import DEFAULT_MAX_TOKENS, build_index
 
     with render.progress("Embedding chunks", disable=as_json) as progress:
         report = build_index(
@@ -145,7 +171,7 @@ def ask(
     else:
         render.print_result(result)
     if not result.hits:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_NO_ANSWER)
 
 
 @app.command()

@@ -1,12 +1,11 @@
-"""Errors a user can cause or fix. The CLI maps each to a red message and an exit code."""
+"""Errors a user can cause or fix, in library terms. The CLI alone turns them into a one-line
+message with a hint and an exit code."""
 
 from __future__ import annotations
 
 
 class SemsearchError(Exception):
     """Base class: a problem the user can act on. Never shown with a traceback."""
-
-    exit_code = 2
 
 
 class DocsError(SemsearchError):
@@ -35,3 +34,15 @@ class IndexBusyError(SemsearchError):
 
 class UsageError(SemsearchError):
     """An option's value cannot work (e.g. a token budget too small for anything)."""
+
+
+class IndexLocationError(SemsearchError):
+    """A folder that cannot hold an index: a file, a user's folder, inside the documents..."""
+
+
+class IndexWriteError(SemsearchError):
+    """Writing the index failed (disk full, permissions): the previous index is unchanged."""
+
+
+class IndexChangedError(SemsearchError):
+    """The index was replaced between reading it and writing to it: nothing was written."""

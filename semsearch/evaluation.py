@@ -20,7 +20,7 @@ import numpy as np
 from .chunking import Chunk
 from .embedders import Embedder
 from .errors import QuestionsError
-from .index import Index, write_meta
+from .index import Index
 from .threshold import background_floor, is_answer
 
 MRR_DEPTH = 10
@@ -257,20 +257,12 @@ def _metrics(results: list[QuestionResult], k: int) -> dict[str, float | int | N
 
 
 def write_min_score(index: Index, value: float, questions_file: Path, count: int) -> None:
-    """Record a calibrated ``min_score`` in meta.json; keep the build-time record beside it."""
-    previous = index.meta.get("min_score", {})
-    build_record = previous.get("build", previous) if previous.get("source") == "calibrate" else previous
-    write_meta(
-        index,
-        {
-            **index.meta,
-            "min_score": {
-                "value": round(value, 6),
-                "source": "calibrate",
-                "method": f"balanced accuracy on {count} labelled questions",
-                "questions_file": str(questions_file),
-                "questions": count,
-                "build": build_record,
-            },
-        },
-    )
+    """Record a calibrated threshold in meta.json, beside the build-time one (which stays). A
+    build keeps it while the passages stay mostly the same (see ``build``)."""
+    calibrated = {
+        "value": round(value, 6),
+        "method": f"balanced accuracy on {count} labelled questions",
+        "questions_file": str(questions_file),
+        "questions": count,
+    }
+    index.update_meta(lambda meta: {**meta, "calibrated": calibrated})

@@ -14,9 +14,10 @@ from .chunking import PATH_SEPARATOR
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from .build import BuildReport
     from .context import Prompt
     from .evaluation import EvalReport, QuestionResult
-    from .index import BuildReport, Index, SearchResult
+    from .index import Index, SearchResult
     from .search import Hit
 
 SNIPPET_CHARS = 320

@@ -61,7 +61,7 @@ def minilm_folder() -> Path:
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory) -> Path:
     """The sample docs/ indexed with the real default model (built once per test session)."""
-    from semsearch.index import build_index
+    from semsearch.build import build_index
 
     index_dir = tmp_path_factory.mktemp("sample") / "index"
     build_index(SAMPLE_DOCS, index_dir)

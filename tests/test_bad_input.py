@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from semsearch.build import build_index
 from semsearch.cli import app
-from semsearch.index import build_index, load_index
+from semsearch.index import load_index
 
 from .conftest import DATA, REPO
 
@@ -132,7 +133,7 @@ BUILD_AND_REPORT_PEAK = """
 import resource, sys
 from pathlib import Path
 from tests.conftest import HashingEmbedder
-from semsearch.index import build_index
+from semsearch.build import build_index
 report = build_index(Path(sys.argv[1]), Path(sys.argv[2]), embedder=HashingEmbedder())
 print(report.chunks, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
@@ -195,7 +196,7 @@ CORRUPTIONS = [
     (_edit_meta(lambda m: m.update(format=99)), "newer semsearch"),
     (_edit_meta(lambda m: m.pop("min_score")), "incomplete metadata"),
     (_edit_meta(lambda m: m["model"].update(dim=512)), "expected float32 (N, 512)"),
-    (_edit_meta(lambda m: m["model"].update(spec="")), "does not record its model"),
+    (_edit_meta(lambda m: m["model"].update(spec="")), "'model' missing or invalid"),
     (_edit_meta(lambda m: m["offtopic"].update(background_rows=[10**6])), "inconsistent off-topic rows"),
 ]
 

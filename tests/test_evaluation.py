@@ -197,14 +197,13 @@ def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
     calibrated = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--calibrate"])
     assert calibrated.exit_code == 0, calibrated.output
     meta = json.loads((index_dir / "meta.json").read_text())
-    assert meta["min_score"]["value"] == pytest.approx(data["suggested_min_score"], abs=1e-6)
-    assert meta["min_score"]["source"] == "calibrate"
-    assert meta["min_score"]["questions"] == data["questions"]
-    assert meta["min_score"]["build"]["source"] == "build"
+    assert meta["calibrated"]["value"] == pytest.approx(data["suggested_min_score"], abs=1e-6)
+    assert meta["calibrated"]["questions"] == data["questions"]
+    assert meta["min_score"]["source"] == "build"
     assert load_index(index_dir).min_score == pytest.approx(data["suggested_min_score"], abs=1e-6)
     again = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--calibrate"])
     assert again.exit_code == 0
-    assert json.loads((index_dir / "meta.json").read_text())["min_score"]["build"]["source"] == "build"
+    assert json.loads((index_dir / "meta.json").read_text())["min_score"]["source"] == "build"
 
 
 def test_eval_cli_errors(sample_index, tmp_path):

@@ -12,9 +12,12 @@ import time
 import numpy as np
 import pytest
 
-from semsearch import index as index_module
+from semsearch import build as build_module
+from semsearch import store
+from semsearch.build import build_index
 from semsearch.errors import IndexBusyError
-from semsearch.index import build_index, index_lock, load_index
+from semsearch.index import load_index
+from semsearch.store import STAGING_MARKER, index_lock
 
 from .conftest import SAMPLE_DOCS, write
 
@@ -71,7 +74,7 @@ def test_unchanged_rebuild_embeds_nothing_and_loads_no_model(docs, tmp_path, mon
     def no_model(spec):
         raise AssertionError("a model was loaded")
 
-    monkeypatch.setattr(index_module, "load_embedder", no_model)
+    monkeypatch.setattr(build_module, "load_embedder", no_model)
     os.utime(docs / "b.md")  # touched, same content
     report = build_index(docs, tmp_path / "index")
     assert report.up_to_date and report.embedded == 0
@@ -126,7 +129,7 @@ def test_a_keyword_index_made_by_an_older_tokenizer_is_rebuilt_without_embedding
 
 
 def test_a_second_build_of_the_same_index_is_refused(docs, tmp_path, fake_embedder):
-    with index_lock(tmp_path / "index"), pytest.raises(IndexBusyError, match="another `semsearch build`"):
+    with index_lock(tmp_path / "index"), pytest.raises(IndexBusyError, match="another semsearch process"):
         build_index(docs, tmp_path / "index", embedder=fake_embedder)
     build_index(docs, tmp_path / "index", embedder=fake_embedder)  # free again
 
@@ -153,10 +156,12 @@ def test_killing_a_build_mid_embedding_keeps_the_previous_index(docs, tmp_path):
 
 
 def test_leftovers_of_a_build_killed_while_writing_are_removed(docs, tmp_path, fake_embedder):
-    (tmp_path / ".index.new-abc123").mkdir()
-    (tmp_path / ".index.new-abc123" / "vectors.npy").write_bytes(b"half")
+    """Only folders named exactly like a staging folder and carrying the staging marker go."""
+    write(tmp_path / ".index.new-abc123" / "vectors.npy", "half")
+    (tmp_path / ".index.new-abc123" / STAGING_MARKER).touch()
+    write(tmp_path / ".index.old-users" / "notes.md", "not ours: no marker")
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".index.lock", "docs", "index"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".index.old-users", "docs", "index"]
 
 
 def test_a_reader_never_mixes_two_indexes(docs, tmp_path, fake_embedder, monkeypatch):
@@ -164,17 +169,17 @@ def test_a_reader_never_mixes_two_indexes(docs, tmp_path, fake_embedder, monkeyp
     target = tmp_path / "index"
     build_index(docs, target, embedder=fake_embedder)
     write(docs / "e.md", "# Epsilon\n\nDodany w trakcie czytania.\n")
-    original = index_module._read_index
+    original = store._read
     calls = []
 
-    def read_while_a_build_lands(path):
-        first = original(path)
+    def read_while_a_build_lands(path, identity):
+        first = original(path, identity)
         if not calls:
             build_index(docs, target, embedder=fake_embedder)  # swaps the folder mid-read
         calls.append(first)
         return first
 
-    monkeypatch.setattr(index_module, "_read_index", read_while_a_build_lands)
+    monkeypatch.setattr(store, "_read", read_while_a_build_lands)
     index = load_index(target)
     assert len(calls) == 2
     assert "e.md" in {c.source for c in index.chunks}

@@ -1,0 +1,362 @@
+"""Building an index: plan what changed → chunk → embed or reuse → calibrate → keywords → write.
+
+Incremental: files whose content hash, model and chunking settings are unchanged keep their
+chunks and vectors; only new and changed files are embedded and removed files are dropped. The
+result equals a full build of the same folder.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
+from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
+from .errors import DocsError, SemsearchError, UsageError
+from .index import Index, load_index
+from .keywords import build_keyword_index
+from .keywords import settings as keyword_settings
+from .sources import Skipped, SourceFile, discover, read_source
+from .store import INDEX_FORMAT, index_lock, peek_meta, replace_meta, writable_target, write_index
+from .threshold import bank_sha256, calibrate
+
+DEFAULT_MAX_TOKENS = 300
+MIN_MAX_TOKENS = 32
+EMBED_BATCH = 16
+TOKENIZER = "tiktoken:cl100k_base"
+CALIBRATION_SURVIVES = 0.10
+"""A calibrated threshold is kept while at most this share of the passages changed since."""
+
+ProgressCallback = Callable[[int, int], None]
+"""Called with (chunks embedded so far, total chunks)."""
+
+
+@dataclass(frozen=True)
+class Changes:
+    new: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+
+    @property
+    def any(self) -> bool:
+        return bool(self.new or self.changed or self.removed)
+
+
+@dataclass
+class BuildReport:
+    index_dir: Path
+    files: int
+    chunks: int = 0
+    seconds: float = 0.0
+    min_score: float = 0.0
+    """The threshold in force after the build (a kept calibrated one, or the build-time one)."""
+    warnings: list[str] = field(default_factory=list)
+    """Files indexed after a repair (e.g. invalid UTF-8 replaced), a dropped calibration."""
+    skipped: list[Skipped] = field(default_factory=list)
+    changes: Changes = field(default_factory=Changes)
+    full_reason: str | None = None
+    """Why nothing could be reused from the previous index (None: no previous index, or reused)."""
+    embedded: int = 0
+    up_to_date: bool = False
+
+
+@dataclass
+class _Plan:
+    """What a build starts from: the files read, and what the previous index lets it reuse."""
+
+    docs: Path
+    target: Path
+    sources: list[SourceFile]
+    skipped: list[Skipped]
+    previous: Index | None
+    old_meta: dict | None
+    unchanged: set[str]
+    report: BuildReport
+
+
+def embed_in_batches(
+    embedder: Embedder, texts: Sequence[str], progress: ProgressCallback | None = None
+) -> np.ndarray:
+    """Embed passages longest first (similar lengths batch with less padding), in input order."""
+    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    for start in range(0, len(order), EMBED_BATCH):
+        batch = order[start : start + EMBED_BATCH]
+        vectors[batch] = embedder.embed_passages([texts[i] for i in batch])
+        if progress:
+            progress(min(start + EMBED_BATCH, len(order)), len(order))
+    return vectors
+
+
+def chunking_settings(max_tokens: int) -> dict:
+    return {
+        "max_tokens": max_tokens,
+        "tokenizer": TOKENIZER,
+        "context": "heading path",
+        "chunker_version": CHUNKER_VERSION,
+    }
+
+
+def build_index(
+    docs: Path,
+    index_dir: Path,
+    *,
+    model: str = DEFAULT_MODEL,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    full: bool = False,
+    excludes: Sequence[str] = (),
+    embedder: Embedder | None = None,
+    progress: ProgressCallback | None = None,
+) -> BuildReport:
+    """Index every Markdown file under ``docs`` into ``index_dir`` (``full``: reuse nothing)."""
+    started = time.perf_counter()
+    spec = embedder.spec if embedder else canonical_spec(model)  # a bad --model fails first
+    docs = Path(docs)
+    if not docs.is_dir():
+        raise DocsError(f"documents folder not found: {docs}")
+    if max_tokens < MIN_MAX_TOKENS:
+        raise UsageError(f"--max-tokens must be at least {MIN_MAX_TOKENS} (got {max_tokens})")
+    target = writable_target(Path(index_dir), docs)
+    paths, skipped = discover(docs, excludes)
+    if not paths:
+        raise DocsError(f"no Markdown files (.md, .markdown) under {docs}")
+    settings = chunking_settings(max_tokens)
+    with index_lock(target):
+        plan = _plan(docs, target, paths, skipped, spec, settings, full)
+        plan.report.index_dir = Path(index_dir)
+        previous = plan.previous
+        if previous and not plan.report.changes.any and _keywords_current(previous):
+            _refresh_fingerprints(previous, plan, excludes)
+            plan.report.chunks, plan.report.min_score = len(previous.chunks), previous.min_score
+            plan.report.up_to_date = True
+        else:
+            _build(plan, embedder or load_embedder(spec), settings, excludes, progress)
+    plan.report.seconds = time.perf_counter() - started
+    return plan.report
+
+
+def _plan(
+    docs: Path, target: Path, paths: list[Path], skipped: list[Skipped], spec: str, settings: dict, full: bool
+) -> _Plan:
+    previous, full_reason = _reusable_index(target, spec, settings, full)
+    old_files = previous.meta["files"] if previous else {}
+    sources: list[SourceFile] = []
+    warnings: list[str] = []
+    for path in paths:
+        source = read_source(path, docs)
+        if isinstance(source, Skipped):
+            skipped.append(source)
+            continue
+        if source.warning:
+            warnings.append(f"{source.relative}: {source.warning}")
+        sources.append(source)
+    unchanged = {s.relative for s in sources if old_files.get(s.relative, {}).get("sha256") == s.sha256}
+    changes = Changes(
+        new=sum(s.relative not in old_files for s in sources),
+        changed=sum(s.relative in old_files and s.relative not in unchanged for s in sources),
+        removed=len(set(old_files) - {s.relative for s in sources}),
+        unchanged=len(unchanged),
+    )
+    report = BuildReport(
+        index_dir=target,
+        files=len(sources),
+        warnings=warnings,
+        skipped=skipped,
+        changes=changes,
+        full_reason=full_reason,
+    )
+    old_meta = previous.meta if previous else peek_meta(target)
+    return _Plan(docs, target, sources, skipped, previous, old_meta, unchanged, report)
+
+
+def _build(
+    plan: _Plan,
+    embedder: Embedder,
+    settings: dict,
+    excludes: Sequence[str],
+    progress: ProgressCallback | None,
+) -> None:
+    chunks, rows = _chunk(plan, embedder, settings["max_tokens"])
+    vectors, embedded = _embed_or_reuse(embedder, chunks, rows, plan.previous, progress)
+    previous = plan.previous
+    bank_vectors = previous.offtopic if previous is not None and previous.offtopic_reusable else None
+    calibration = calibrate(embedder, vectors, chunks, bank_vectors=bank_vectors)
+    language = calibration.record["corpus_language"]
+    keywords = build_keyword_index([embedding_text(chunk) for chunk in chunks], language)
+    calibrated = _surviving_calibration(plan, embedded, len(chunks))
+    meta = {
+        "format": INDEX_FORMAT,
+        "semsearch_version": __version__,
+        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "docs_root": str(plan.docs.resolve()),
+        "model": {"spec": embedder.spec, "dim": embedder.dim, "max_input_tokens": embedder.max_input_tokens},
+        "chunking": settings,
+        "chunks": len(chunks),
+        "files": _file_records(plan.sources, chunks),
+        "skipped": _skipped_record(plan.skipped),
+        "excludes": list(excludes),
+        "corpus_language": language,
+        "min_score": calibration.record,
+        **({"calibrated": calibrated} if calibrated else {}),
+        "keywords": keyword_settings(language),
+        "offtopic": {
+            "bank_sha256": bank_sha256(),
+            "questions": len(calibration.offtopic),
+            "background_rows": calibration.background_rows,
+        },
+    }
+    write_index(plan.target, vectors, chunks, meta, calibration.offtopic, keywords)
+    plan.report.chunks = len(chunks)
+    plan.report.embedded = embedded
+    plan.report.min_score = calibrated["value"] if calibrated else calibration.min_score
+
+
+def _chunk(plan: _Plan, embedder: Embedder, max_tokens: int) -> tuple[list[Chunk], list[int | None]]:
+    """Every chunk in file order, and the row each had in the previous index (None: to embed)."""
+    from .tokens import count_tokens
+
+    limit = embedder.max_input_tokens
+    reused = _chunks_by_source(plan.previous) if plan.previous else {}
+    chunks: list[Chunk] = []
+    rows: list[int | None] = []
+    for source in plan.sources:
+        if source.relative in plan.unchanged:
+            for chunk, row in reused.get(source.relative, []):
+                chunks.append(chunk)
+                rows.append(row)
+            continue
+        for chunk in chunk_markdown(
+            source.text,
+            source.relative,
+            max_tokens=max_tokens,
+            count_tokens=count_tokens,
+            fits=lambda text: embedder.passage_tokens(text) <= limit,
+        ):
+            chunks.append(chunk)
+            rows.append(None)
+    if not chunks:
+        raise DocsError(f"the Markdown files under {plan.docs} hold no text to index")
+    with_text = {chunk.source for chunk in chunks}
+    plan.report.skipped = plan.skipped + [
+        Skipped(s.relative, "no text to index (only headings or front matter)")
+        for s in plan.sources
+        if s.relative not in with_text
+    ]
+    return chunks, rows
+
+
+def _embed_or_reuse(
+    embedder: Embedder,
+    chunks: list[Chunk],
+    rows: list[int | None],
+    previous: Index | None,
+    progress: ProgressCallback | None,
+) -> tuple[np.ndarray, int]:
+    """The vectors of ``chunks`` (copied from the previous index where ``rows`` says so) and
+    how many were embedded."""
+    vectors = np.zeros((len(chunks), embedder.dim), dtype=np.float32)
+    old_rows = [(i, row) for i, row in enumerate(rows) if row is not None]
+    if old_rows and previous is not None:
+        vectors[[i for i, _ in old_rows]] = previous.vectors[[row for _, row in old_rows]]
+    fresh = [i for i, row in enumerate(rows) if row is None]
+    vectors[fresh] = embed_in_batches(embedder, [embedding_text(chunks[i]) for i in fresh], progress)
+    return vectors, len(fresh)
+
+
+def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | None:
+    """The previous index's calibrated threshold, if this build leaves it valid: same model and
+    chunking, and at most ``CALIBRATION_SURVIVES`` of the passages changed. Dropping it is
+    reported."""
+    calibrated = (plan.old_meta or {}).get("calibrated")
+    if not calibrated:
+        return None
+    previous = plan.previous
+    changed = embedded + (len(previous.chunks) - (total - embedded) if previous else 0)
+    share = changed / max(total, len(previous.chunks) if previous else 1, 1)
+    if previous is not None and share <= CALIBRATION_SURVIVES:
+        return calibrated
+    why = plan.report.full_reason or f"{share:.0%} of the passages changed"
+    plan.report.warnings.append(
+        f"the calibrated threshold {calibrated['value']:.3f} was dropped ({why}); the build-time "
+        "threshold applies until you calibrate again"
+    )
+    return None
+
+
+def _reusable_index(target: Path, spec: str, settings: dict, full: bool) -> tuple[Index | None, str | None]:
+    """The previous index when its vectors can be reused, else None and why not."""
+    if full:
+        return None, "--full"
+    if not (target / "meta.json").exists():
+        return None, None
+    try:
+        previous = load_index(target)
+    except SemsearchError as exc:
+        return None, f"the previous index is unreadable ({exc})"
+    if previous.model != spec:
+        return None, f"the model changed ({previous.model} → {spec})"
+    if previous.meta.get("chunking") != settings:
+        return None, f"the chunking settings changed ({previous.meta.get('chunking')} → {settings})"
+    return previous, None
+
+
+def _keywords_current(index: Index) -> bool:
+    """Whether the index's keyword index was made the way this version makes it (if not, a
+    build with no file changes still rebuilds it, reusing every chunk and vector)."""
+    return index.meta.get("keywords") == keyword_settings(index.corpus_language)
+
+
+def _file_records(sources: list[SourceFile], chunks: list[Chunk]) -> dict[str, dict]:
+    """Each file's fingerprint and rows [start, end): a build appends a file's chunks together."""
+    ranges: dict[str, tuple[int, int]] = {}
+    for row, chunk in enumerate(chunks):
+        start, end = ranges.get(chunk.source, (row, row))
+        if end != row:
+            raise AssertionError(f"the chunks of {chunk.source} are not contiguous")
+        ranges[chunk.source] = (start, row + 1)
+    records = {}
+    for source in sources:
+        start, end = ranges.get(source.relative, (0, 0))
+        records[source.relative] = {
+            "sha256": source.sha256,
+            "size": source.size,
+            "mtime_ns": source.mtime_ns,
+            "chunks": end - start,
+            "rows": [start, end],
+        }
+    return records
+
+
+def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
+    grouped: dict[str, list[tuple[Chunk, int]]] = {}
+    for row, chunk in enumerate(index.chunks):
+        grouped.setdefault(chunk.source, []).append((chunk, row))
+    return grouped
+
+
+def _skipped_record(skipped: list[Skipped]) -> dict[str, dict]:
+    return {s.relative: {"reason": s.reason, "size": s.size, "mtime_ns": s.mtime_ns} for s in skipped}
+
+
+def _refresh_fingerprints(index: Index, plan: _Plan, excludes: Sequence[str]) -> None:
+    """Nothing to embed: record where the docs are and their sizes and mtimes (for `ask`'s
+    staleness check) only. The lock is held."""
+    files = index.meta["files"]
+    fresh = {
+        **index.meta,
+        "docs_root": str(plan.docs.resolve()),
+        "files": {
+            s.relative: {**files[s.relative], "size": s.size, "mtime_ns": s.mtime_ns} for s in plan.sources
+        },
+        "skipped": _skipped_record(plan.skipped),
+        "excludes": list(excludes),
+    }
+    if fresh != index.meta:
+        replace_meta(plan.target, fresh)
