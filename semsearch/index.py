@@ -249,10 +249,10 @@ def embedder_for(index: Index, requested_model: str | None = None) -> Embedder:
             f"the index was built with {index.model}, not {canonical_spec(requested_model)}; "
             "queries must use the index's model (rebuild to change it)"
         )
-    embedder = load_embedder(index.model)
+    embedder = load_embedder(index.model, local_only=True)
     if embedder.dim != index.vectors.shape[1]:
         raise IndexCorruptError(
             f"model {index.model} gives {embedder.dim}-dim vectors but the index holds "
-            f"{index.vectors.shape[1]}-dim ones; rebuild with `semsearch build`"
+            f"{index.vectors.shape[1]}-dim ones"
         )
     return embedder

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import IndexCorruptError
+
 TOKENIZER_VERSION = 2
 FILES = (
     "keywords.data.npy",
@@ -153,22 +155,31 @@ class KeywordIndex:
     rows: int
     language: str | None
 
-    def _column(self, token: str) -> tuple[int, int]:
+    def _column(self, token: str) -> tuple[np.ndarray, np.ndarray]:
+        """The rows holding ``token`` and their weights, checked (an index is read from disk:
+        a damaged file must be an error, not a wrong row or a crash)."""
         column = self.vocab.get(token)
         if column is None:
-            return 0, 0
-        return int(self.indptr[column]), int(self.indptr[column + 1])
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        start, end = int(self.indptr[column]), int(self.indptr[column + 1])
+        if not 0 <= start <= end <= len(self.data):
+            raise IndexCorruptError(f"the keyword index is damaged (column {column} out of range)")
+        rows = np.asarray(self.indices[start:end], dtype=np.int64)
+        if len(rows) and (rows.min() < 0 or rows.max() >= self.rows):
+            raise IndexCorruptError(
+                "the keyword index is damaged (it refers to chunks the index does not hold)"
+            )
+        return rows, np.asarray(self.data[start:end], dtype=np.float32)
 
     def _rows_of(self, token: str) -> np.ndarray:
-        start, end = self._column(token)
-        return np.asarray(self.indices[start:end], dtype=np.int64)
+        return self._column(token)[0]
 
     def scores(self, question: str) -> np.ndarray:
         """BM25 score of every chunk for ``question`` (0 where no token matches)."""
         scores = np.zeros(self.rows, dtype=np.float32)
         for token in tokenize(question, self.language):
-            start, end = self._column(token)
-            scores[self.indices[start:end]] += self.data[start:end]
+            rows, weights = self._column(token)
+            scores[rows] += weights  # a column holds each row once
         return scores
 
     def rows_with(self, text: str) -> np.ndarray:
@@ -209,8 +220,6 @@ class KeywordIndex:
         vocab = SortedVocabulary.open(folder)
         if len(indptr) != len(vocab) + 1 or len(data) != len(indices) or int(indptr[-1]) != len(data):
             raise ValueError("keyword index files do not match each other")
-        if len(indices) and int(np.max(indices[:: max(1, len(indices) // 1000)])) >= rows:
-            raise ValueError("keyword index refers to chunks the index does not hold")
         return cls(data, indices, indptr, vocab, rows, language)
 
 

@@ -6,6 +6,7 @@ import bm25s
 import numpy as np
 import pytest
 
+from semsearch.errors import IndexCorruptError
 from semsearch.keywords import KeywordIndex, build_keyword_index, tokenize
 
 
@@ -56,8 +57,12 @@ def test_inconsistent_files_are_refused(tmp_path):
     with pytest.raises(ValueError):
         KeywordIndex.load(tmp_path, 2, None)
     build_keyword_index(["jeden dwa", "trzy"], None).save(tmp_path)
-    with pytest.raises(ValueError, match="chunks the index does not hold"):
-        KeywordIndex.load(tmp_path, 1, None)
+    too_few_rows = KeywordIndex.load(tmp_path, 1, None)  # every column is checked where it is read
+    with pytest.raises(IndexCorruptError, match="chunks the index does not hold"):
+        too_few_rows.scores("trzy")
+    with pytest.raises(IndexCorruptError, match="chunks the index does not hold"):
+        too_few_rows.rows_with("trzy")
+    assert too_few_rows.scores("jeden")[0] > 0  # a column within range still reads
 
 
 def test_rows_with_a_code_come_from_its_column(tmp_path):
