@@ -278,8 +278,8 @@ def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | Non
     if not calibrated:
         return None
     previous = plan.previous
-    changed = embedded + (len(previous.chunks) - (total - embedded) if previous else 0)
-    share = changed / max(total, len(previous.chunks) if previous else 1, 1)
+    reused = total - embedded
+    share = 1 - reused / max(total, len(previous.chunks) if previous else 1, 1)
     if previous is not None and share <= CALIBRATION_SURVIVES:
         return calibrated
     why = plan.report.full_reason or f"{share:.0%} of the passages changed"

@@ -21,7 +21,7 @@ from .errors import IndexCorruptError, ModelError, UsageError
 from .keywords import KeywordIndex
 from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank, references
 from .sources import changed_files
-from .store import StoredIndex, read_index, update_meta
+from .store import StoredIndex, check_unit_rows, read_index, update_meta
 from .threshold import background_floor, bank_sha256, is_answer
 
 
@@ -182,6 +182,8 @@ class Index:
             elif names_something_exact(question):
                 ranking = fuse(cosine, keyword)
         exact_rows = set(exact.tolist())
+        rows = rank(ranking, k, first=exact, allowed=allowed)
+        check_unit_rows(self.vectors, rows, self.path)
         return [
             Ranked(
                 row=int(i),
@@ -189,7 +191,7 @@ class Index:
                 exact=int(i) in exact_rows,
                 keyword_score=None if keyword is None else float(keyword[i]),
             )
-            for i in rank(ranking, k, first=exact, allowed=allowed)
+            for i in rows
         ]
 
     def search(

@@ -375,6 +375,7 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None) -> StoredIndex
     rows = meta["offtopic"]["background_rows"]
     if not all(0 <= r < len(offtopic) for r in rows):
         raise IndexCorruptError(f"{problem} has inconsistent off-topic rows")
+    check_unit_rows(offtopic, np.asarray(rows, dtype=np.int64), index_dir)
     if vectors.shape[0] != len(chunks) or meta["chunks"] != len(chunks):
         raise IndexCorruptError(
             f"{problem}: {vectors.shape[0]} vectors for {len(chunks)} chunks (meta says {meta['chunks']})"
@@ -428,6 +429,14 @@ def _load_matrix(path: Path, dim: int) -> np.ndarray:
     return matrix
 
 
+def check_unit_rows(matrix: np.ndarray, rows: np.ndarray, where: Path) -> None:
+    """Rows of an index are L2-normalized (or zero): anything else is damage, not a score. Checked
+    on the rows a reader uses, so a damaged vector file is an error rather than a wrong answer."""
+    norms = np.linalg.norm(np.asarray(matrix[rows], dtype=np.float64), axis=1)
+    if not np.all((np.abs(norms - 1) < 1e-3) | (norms == 0)):
+        raise IndexCorruptError(f"index at {where}/ has damaged vectors (rows that are not unit length)")
+
+
 # meta.json fields, checked once so that no reader meets a wrong type
 
 
@@ -437,6 +446,10 @@ def _integer(value: Any) -> bool:
 
 def _number(value: Any) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
+
+
+def _cosine(value: Any) -> bool:
+    return _number(value) and -1 <= value <= 1
 
 
 def _optional_text(value: Any) -> bool:
@@ -468,7 +481,7 @@ FIELDS: dict[str, Callable[[Any], bool]] = {
     "docs_root": lambda v: isinstance(v, str) and bool(v),
     "chunking": lambda v: isinstance(v, dict) and _integer(v.get("max_tokens")),
     "files": lambda v: isinstance(v, dict) and all(_file_record(r) for r in v.values()),
-    "min_score": lambda v: isinstance(v, dict) and _number(v.get("value")),
+    "min_score": lambda v: isinstance(v, dict) and _cosine(v.get("value")),
     "offtopic": lambda v: (
         isinstance(v, dict)
         and isinstance(v.get("background_rows"), list)
@@ -479,7 +492,7 @@ OPTIONAL_FIELDS: dict[str, Callable[[Any], bool]] = {
     "skipped": lambda v: isinstance(v, dict) and all(_skipped_record(r) for r in v.values()),
     "excludes": lambda v: isinstance(v, list) and all(isinstance(p, str) for p in v),
     "keywords": lambda v: isinstance(v, dict) and _optional_text(v.get("language")),
-    "calibrated": lambda v: isinstance(v, dict) and _number(v.get("value")),
+    "calibrated": lambda v: isinstance(v, dict) and _cosine(v.get("value")),
     "corpus_language": _optional_text,
     "built_at": _optional_text,
     "semsearch_version": _optional_text,
