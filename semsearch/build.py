@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from .bank import bank_sha256, bank_vectors
 from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from .errors import DocsError, SemsearchError, UsageError
@@ -24,7 +25,7 @@ from .keywords import build_keyword_index
 from .keywords import settings as keyword_settings
 from .sources import Skipped, SourceFile, discover, read_source
 from .store import INDEX_FORMAT, index_lock, peek_meta, replace_meta, writable_target, write_index
-from .threshold import bank_sha256, calibrate
+from .threshold import calibrate
 
 DEFAULT_MAX_TOKENS = 300
 MIN_MAX_TOKENS = 32
@@ -186,8 +187,9 @@ def _build(
     chunks, rows = _chunk(plan, embedder, settings["max_tokens"])
     vectors, embedded = _embed_or_reuse(embedder, chunks, rows, plan.previous, progress)
     previous = plan.previous
-    bank_vectors = previous.offtopic if previous is not None and previous.offtopic_reusable else None
-    calibration = calibrate(embedder, vectors, chunks, bank_vectors=bank_vectors)
+    reusable = previous is not None and previous.offtopic_reusable
+    bank = np.asarray(previous.offtopic) if reusable else bank_vectors(embedder)
+    calibration = calibrate(embedder, vectors, chunks, bank_vectors=bank)
     language = calibration.record["corpus_language"]
     keywords = build_keyword_index([embedding_text(chunk) for chunk in chunks], language)
     calibrated = _surviving_calibration(plan, embedded, len(chunks))

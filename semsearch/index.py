@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .bank import bank_sha256
 from .chunking import Chunk
 from .embedders import Embedder, canonical_spec, load_embedder
 from .errors import IndexCorruptError, ModelError, UsageError
@@ -22,7 +23,7 @@ from .keywords import KeywordIndex
 from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank, references
 from .sources import changed_files
 from .store import StoredIndex, check_unit_rows, read_index, update_meta
-from .threshold import background_floor, bank_sha256, is_answer
+from .threshold import background_floor, is_answer
 
 
 @dataclass(frozen=True)

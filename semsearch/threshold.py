@@ -22,16 +22,14 @@ are dropped from both before use.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from importlib import resources
 
 import numpy as np
 
+from .bank import offtopic_bank
 from .chunking import Chunk
 from .embedders import Embedder
 
-OFFTOPIC_FILE = "offtopic_questions.tsv"
 ONTOPIC_QUANTILE = 10
 MAX_TITLES = 1000  # enough for a 10th percentile; keeps calibration fast on huge corpora
 MIN_PER_LANGUAGE = 5
@@ -54,23 +52,6 @@ class Calibration:
     @property
     def background(self) -> np.ndarray:
         return self.offtopic[self.background_rows]
-
-
-def bank_sha256() -> str:
-    """Identifies the bank, so that an index reuses stored bank vectors only for the same bank."""
-    data = resources.files("semsearch.data").joinpath(OFFTOPIC_FILE).read_bytes()
-    return hashlib.sha256(data).hexdigest()
-
-
-def offtopic_bank() -> list[tuple[str, str]]:
-    """(language, question) pairs of the shipped off-topic bank."""
-    text = resources.files("semsearch.data").joinpath(OFFTOPIC_FILE).read_text(encoding="utf-8")
-    rows = []
-    for line in text.splitlines():
-        if line.strip() and not line.startswith("#"):
-            language, question = line.split("\t", 1)
-            rows.append((language, question.strip()))
-    return rows
 
 
 def section_titles(chunks: list[Chunk], limit: int = MAX_TITLES) -> list[str]:
@@ -108,7 +89,8 @@ def calibrate(
 ) -> Calibration:
     """Derive ``min_score`` and the background set for a freshly embedded index.
 
-    ``bank_vectors``: the bank's query vectors from a previous build with the same model.
+    ``bank_vectors``: the bank's query vectors for this model (from a previous build, shipped or
+    cached: see ``bank``); embedded here when missing.
     """
     bank = offtopic_bank()
     if bank_vectors is None or len(bank_vectors) != len(bank):

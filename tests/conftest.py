@@ -66,3 +66,17 @@ def sample_index(tmp_path_factory) -> Path:
     index_dir = tmp_path_factory.mktemp("sample") / "index"
     build_index(SAMPLE_DOCS, index_dir)
     return index_dir
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Tests never write the user's cache folder (bank vectors of the fake and test models)."""
+    import os
+
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
