@@ -21,6 +21,7 @@ from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from .errors import DocsError, SemsearchError, UsageError
 from .index import Index, load_index
+from .journal import Journal, embedding_key
 from .keywords import build_keyword_index
 from .keywords import settings as keyword_settings
 from .sources import Skipped, SourceFile, discover, read_source
@@ -34,8 +35,24 @@ TOKENIZER = "tiktoken:cl100k_base"
 CALIBRATION_SURVIVES = 0.10
 """A calibrated threshold is kept while at most this share of the passages changed since."""
 
-ProgressCallback = Callable[[int, int], None]
-"""Called with (chunks embedded so far, total chunks)."""
+PROBE_TEXT = (
+    "Zwrot pieniędzy następuje w ciągu 14 dni od otrzymania oświadczenia o odstąpieniu od umowy. " * 8
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One progress update of a build: a phase, and how far it is (``total`` None: no measure)."""
+
+    phase: str
+    """finding, reading, splitting, embedding, calibrating, keywords, writing."""
+    done: int = 0
+    total: int | None = None
+    unit: str = ""
+    detail: str = ""
+
+
+Progress = Callable[[Step], None]
 
 
 @dataclass(frozen=True)
@@ -65,7 +82,15 @@ class BuildReport:
     full_reason: str | None = None
     """Why nothing could be reused from the previous index (None: no previous index, or reused)."""
     embedded: int = 0
+    """Chunks embedded (with ``dry_run``: chunks a build would embed)."""
+    resumed: int = 0
+    """Chunks whose vectors an interrupted earlier build had already embedded."""
+    tokens: int = 0
+    """Tokens of the chunks embedded (cl100k_base), the measure of embedding work."""
     up_to_date: bool = False
+    dry_run: bool = False
+    estimated_seconds: float | None = None
+    """With ``dry_run``: the embedding time, from the rate measured on a short probe text."""
 
 
 @dataclass
@@ -83,16 +108,31 @@ class _Plan:
 
 
 def embed_in_batches(
-    embedder: Embedder, texts: Sequence[str], progress: ProgressCallback | None = None
+    embedder: Embedder,
+    texts: Sequence[str],
+    progress: Progress | None = None,
+    weights: Sequence[int] | None = None,
+    on_batch: Callable[[list[int], np.ndarray], None] | None = None,
 ) -> np.ndarray:
-    """Embed passages longest first (similar lengths batch with less padding), in input order."""
+    """Embed passages longest first (similar lengths batch with less padding), in input order.
+
+    Progress is counted in ``weights`` (tokens per text; default 1 each), known up front, so a
+    rate and a time left can be shown from the first batch on. ``on_batch(indices, vectors)``
+    sees each batch as it is embedded (the build's journal keeps them).
+    """
+    weights = list(weights) if weights is not None else [1] * len(texts)
     vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    done, total = 0, sum(weights)
     for start in range(0, len(order), EMBED_BATCH):
         batch = order[start : start + EMBED_BATCH]
         vectors[batch] = embedder.embed_passages([texts[i] for i in batch])
+        if on_batch:
+            on_batch(batch, vectors[batch])
+        done += sum(weights[i] for i in batch)
         if progress:
-            progress(min(start + EMBED_BATCH, len(order)), len(order))
+            chunks = f"{min(start + EMBED_BATCH, len(order))}/{len(order)} chunks"
+            progress(Step("embedding", done, total, "tokens", chunks))
     return vectors
 
 
@@ -114,10 +154,16 @@ def build_index(
     full: bool = False,
     excludes: Sequence[str] = (),
     embedder: Embedder | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
+    dry_run: bool = False,
 ) -> BuildReport:
-    """Index every Markdown file under ``docs`` into ``index_dir`` (``full``: reuse nothing)."""
+    """Index every Markdown file under ``docs`` into ``index_dir`` (``full``: reuse nothing).
+
+    ``dry_run``: plan only; the report says what a build would embed (chunks, tokens) and how
+    long that would take, and nothing is written.
+    """
     started = time.perf_counter()
+    report_step = progress or (lambda step: None)
     spec = embedder.spec if embedder else canonical_spec(model)  # a bad --model fails first
     docs = Path(docs)
     if not docs.is_dir():
@@ -125,33 +171,50 @@ def build_index(
     if max_tokens < MIN_MAX_TOKENS:
         raise UsageError(f"--max-tokens must be at least {MIN_MAX_TOKENS} (got {max_tokens})")
     target = writable_target(Path(index_dir), docs)
+    report_step(Step("finding"))
     paths, skipped = discover(docs, excludes)
+    report_step(Step("finding", len(paths), len(paths), "files"))
     if not paths:
         raise DocsError(f"no Markdown files (.md, .markdown) under {docs}")
     settings = chunking_settings(max_tokens)
     with index_lock(target):
-        plan = _plan(docs, target, paths, skipped, spec, settings, full)
+        plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)
         plan.report.index_dir = Path(index_dir)
         previous = plan.previous
         if previous and not plan.report.changes.any and _keywords_current(previous):
-            _refresh_fingerprints(previous, plan, excludes)
+            if not dry_run:
+                _refresh_fingerprints(previous, plan, excludes)
             plan.report.chunks, plan.report.min_score = len(previous.chunks), previous.min_score
             plan.report.up_to_date = True
         else:
-            _build(plan, embedder or load_embedder(spec), settings, excludes, progress)
+            embedder = embedder or load_embedder(spec)
+            chunks, rows = _chunk(plan, embedder, max_tokens, report_step)
+            if dry_run:
+                _estimate(plan.report, embedder, chunks, rows)
+            else:
+                _build(plan, embedder, settings, excludes, chunks, rows, report_step)
+    plan.report.dry_run = dry_run
     plan.report.seconds = time.perf_counter() - started
     return plan.report
 
 
 def _plan(
-    docs: Path, target: Path, paths: list[Path], skipped: list[Skipped], spec: str, settings: dict, full: bool
+    docs: Path,
+    target: Path,
+    paths: list[Path],
+    skipped: list[Skipped],
+    spec: str,
+    settings: dict,
+    full: bool,
+    progress: Progress,
 ) -> _Plan:
     previous, full_reason = _reusable_index(target, spec, settings, full)
     old_files = previous.meta["files"] if previous else {}
     sources: list[SourceFile] = []
     warnings: list[str] = []
-    for path in paths:
+    for number, path in enumerate(paths, 1):
         source = read_source(path, docs)
+        progress(Step("reading", number, len(paths), "files"))
         if isinstance(source, Skipped):
             skipped.append(source)
             continue
@@ -177,22 +240,44 @@ def _plan(
     return _Plan(docs, target, sources, skipped, previous, old_meta, unchanged, report)
 
 
+def _estimate(report: BuildReport, embedder: Embedder, chunks: list[Chunk], rows: list[int | None]) -> None:
+    """What a build would embed, and how long that would take at the rate of a short probe (the
+    probe is a fixed text, not the user's: nothing of the corpus is embedded)."""
+    fresh = [chunk for chunk, row in zip(chunks, rows, strict=True) if row is None]
+    report.chunks, report.embedded = len(chunks), len(fresh)
+    report.tokens = sum(chunk.tokens for chunk in fresh)
+    if not fresh:
+        report.estimated_seconds = 0.0
+        return
+    from .tokens import count_tokens
+
+    probe = [PROBE_TEXT] * EMBED_BATCH
+    started = time.perf_counter()
+    embedder.embed_passages(probe)
+    rate = count_tokens(PROBE_TEXT) * len(probe) / max(time.perf_counter() - started, 1e-6)
+    report.estimated_seconds = report.tokens / rate
+
+
 def _build(
     plan: _Plan,
     embedder: Embedder,
     settings: dict,
     excludes: Sequence[str],
-    progress: ProgressCallback | None,
+    chunks: list[Chunk],
+    rows: list[int | None],
+    progress: Progress,
 ) -> None:
-    chunks, rows = _chunk(plan, embedder, settings["max_tokens"])
-    vectors, embedded = _embed_or_reuse(embedder, chunks, rows, plan.previous, progress)
+    journal = Journal(plan.target, embedder.spec, embedder.dim)
+    vectors = _embed_or_reuse(embedder, chunks, rows, plan, journal, progress)
     previous = plan.previous
+    progress(Step("calibrating"))
     reusable = previous is not None and previous.offtopic_reusable
     bank = np.asarray(previous.offtopic) if reusable else bank_vectors(embedder)
     calibration = calibrate(embedder, vectors, chunks, bank_vectors=bank)
     language = calibration.record["corpus_language"]
+    progress(Step("keywords"))
     keywords = build_keyword_index([embedding_text(chunk) for chunk in chunks], language)
-    calibrated = _surviving_calibration(plan, embedded, len(chunks))
+    calibrated = _surviving_calibration(plan, plan.report.embedded + plan.report.resumed, len(chunks))
     meta = {
         "format": INDEX_FORMAT,
         "semsearch_version": __version__,
@@ -214,13 +299,16 @@ def _build(
             "background_rows": calibration.background_rows,
         },
     }
+    progress(Step("writing"))
     write_index(plan.target, vectors, chunks, meta, calibration.offtopic, keywords)
+    journal.discard()
     plan.report.chunks = len(chunks)
-    plan.report.embedded = embedded
     plan.report.min_score = calibrated["value"] if calibrated else calibration.min_score
 
 
-def _chunk(plan: _Plan, embedder: Embedder, max_tokens: int) -> tuple[list[Chunk], list[int | None]]:
+def _chunk(
+    plan: _Plan, embedder: Embedder, max_tokens: int, progress: Progress
+) -> tuple[list[Chunk], list[int | None]]:
     """Every chunk in file order, and the row each had in the previous index (None: to embed)."""
     from .tokens import count_tokens
 
@@ -228,6 +316,8 @@ def _chunk(plan: _Plan, embedder: Embedder, max_tokens: int) -> tuple[list[Chunk
     reused = _chunks_by_source(plan.previous) if plan.previous else {}
     chunks: list[Chunk] = []
     rows: list[int | None] = []
+    to_split = sum(s.relative not in plan.unchanged for s in plan.sources)
+    split = 0
     for source in plan.sources:
         if source.relative in plan.unchanged:
             for chunk, row in reused.get(source.relative, []):
@@ -243,6 +333,8 @@ def _chunk(plan: _Plan, embedder: Embedder, max_tokens: int) -> tuple[list[Chunk
         ):
             chunks.append(chunk)
             rows.append(None)
+        split += 1
+        progress(Step("splitting", split, to_split, "files", f"{len(chunks)} chunks"))
     if not chunks:
         raise DocsError(f"the Markdown files under {plan.docs} hold no text to index")
     with_text = {chunk.source for chunk in chunks}
@@ -258,18 +350,36 @@ def _embed_or_reuse(
     embedder: Embedder,
     chunks: list[Chunk],
     rows: list[int | None],
-    previous: Index | None,
-    progress: ProgressCallback | None,
-) -> tuple[np.ndarray, int]:
-    """The vectors of ``chunks`` (copied from the previous index where ``rows`` says so) and
-    how many were embedded."""
+    plan: _Plan,
+    journal: Journal,
+    progress: Progress,
+) -> np.ndarray:
+    """The vectors of ``chunks``: copied from the previous index where ``rows`` says so, from the
+    journal of an interrupted build, else embedded (and journaled as they come)."""
     vectors = np.zeros((len(chunks), embedder.dim), dtype=np.float32)
     old_rows = [(i, row) for i, row in enumerate(rows) if row is not None]
-    if old_rows and previous is not None:
-        vectors[[i for i, _ in old_rows]] = previous.vectors[[row for _, row in old_rows]]
+    if old_rows and plan.previous is not None:
+        vectors[[i for i, _ in old_rows]] = plan.previous.vectors[[row for _, row in old_rows]]
     fresh = [i for i, row in enumerate(rows) if row is None]
-    vectors[fresh] = embed_in_batches(embedder, [embedding_text(chunks[i]) for i in fresh], progress)
-    return vectors, len(fresh)
+    keys = {i: embedding_key(embedder.spec, embedding_text(chunks[i])) for i in fresh}
+    journaled = journal.load()
+    resumed = [i for i in fresh if keys[i] in journaled]
+    if resumed:
+        vectors[resumed] = np.stack([journaled[keys[i]] for i in resumed])
+    missing = [i for i in fresh if keys[i] not in journaled]
+
+    def keep(batch: list[int], embedded: np.ndarray) -> None:
+        journal.add([keys[missing[j]] for j in batch], embedded)
+
+    texts = [embedding_text(chunks[i]) for i in missing]
+    try:
+        weights = [chunks[i].tokens for i in missing]
+        vectors[missing] = embed_in_batches(embedder, texts, progress, weights, on_batch=keep)
+    finally:
+        journal.flush()  # also when interrupted: what was embedded is kept
+    plan.report.embedded, plan.report.resumed = len(missing), len(resumed)
+    plan.report.tokens = sum(chunks[i].tokens for i in missing)
+    return vectors
 
 
 def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | None:

@@ -97,13 +97,20 @@ def build(
         list[str] | None,
         typer.Option("--exclude", help="Skip paths matching this .gitignore-style pattern (repeatable)."),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Say what a build would embed (files, chunks, tokens, time); write nothing."
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Index every Markdown file under DOCS; unchanged files keep their vectors."""
+    """Index every Markdown file under DOCS; unchanged files keep their vectors, and an
+    interrupted build resumes where it stopped."""
     from .build import DEFAULT_MAX_TOKENS, build_index
     from .embedders import DEFAULT_MODEL
 
-    with render.progress("Embedding chunks", disable=as_json) as progress:
+    with render.build_progress(disable=as_json) as progress:
         report = build_index(
             docs,
             index,
@@ -112,6 +119,7 @@ def build(
             full=full,
             excludes=exclude or (),
             progress=progress,
+            dry_run=dry_run,
         )
     if as_json:
         render.print_json(render.build_json(report))

@@ -14,7 +14,7 @@ from .chunking import PATH_SEPARATOR
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .build import BuildReport
+    from .build import BuildReport, Step
     from .context import Prompt
     from .evaluation import EvalReport, QuestionResult
     from .index import Index, SearchResult
@@ -128,16 +128,33 @@ def print_build_summary(report: BuildReport) -> None:
     if report.full_reason:
         console(stderr=True).print(f"Full rebuild: {_escape(report.full_reason)}")
     where = _escape(str(report.index_dir))
+    if report.dry_run and not report.up_to_date:
+        estimate = report.estimated_seconds or 0.0
+        console().print(
+            f"Dry run: {report.files} files, {report.chunks} chunks ({_changes(report)}); a build would "
+            f"embed {report.embedded} chunks ({report.tokens:,} tokens), about {_duration(estimate)} "
+            f"on this machine now; nothing written to {where}/"
+        )
+        return
     if report.up_to_date:
         console().print(
             f"[green]Up to date[/]: {report.files} files, {report.chunks} chunks in {where}/ "
             f"({_changes(report)}; nothing embedded)"
         )
         return
+    resumed = f", {report.resumed} kept from an interrupted build" if report.resumed else ""
     console().print(
         f"[green]Indexed[/] {report.files} files into {report.chunks} chunks "
         f"in {report.seconds:.1f} s → {where}/ ({_changes(report)}; "
-        f"{report.embedded} chunks embedded; min score {report.min_score:.3f})"
+        f"{report.embedded} chunks embedded{resumed}; min score {report.min_score:.3f})"
+    )
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return (
+        f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
     )
 
 
@@ -153,39 +170,79 @@ def build_json(report: BuildReport) -> dict:
         "removed": report.changes.removed,
         "unchanged": report.changes.unchanged,
         "embedded": report.embedded,
+        "resumed": report.resumed,
+        "tokens_embedded": report.tokens,
         "up_to_date": report.up_to_date,
+        "dry_run": report.dry_run,
+        "estimated_seconds": None if report.estimated_seconds is None else round(report.estimated_seconds, 1),
         "full_reason": report.full_reason,
         "warnings": report.warnings,
         "skipped": [{"path": s.relative, "reason": s.reason} for s in report.skipped],
     }
 
 
+PHASES = {
+    "finding": "Finding Markdown files",
+    "reading": "Reading files",
+    "splitting": "Splitting into chunks",
+    "embedding": "Embedding",
+    "calibrating": "Calibrating the no-answer gate",
+    "keywords": "Building the keyword index",
+    "writing": "Writing the index",
+}
+
+
 @contextmanager
-def progress(description: str, disable: bool = False) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr, shown from the first update on; yields a ``(done, total)`` callback."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+def build_progress(disable: bool = False) -> Iterator[Callable[[Step], None]]:
+    """Build progress on stderr, one line per phase (those done stay, ticked), shown from the
+    first update on; the embedding line has a rate and a time left counted in tokens."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     bar = Progress(
-        TextColumn("[progress.description]{task.description}"),
+        SpinnerColumn(finished_text="[green]✓[/]"),
+        TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
+        TextColumn("{task.fields[count]}"),
+        _time_left_column(),
+        TimeElapsedColumn(),
         console=console(stderr=True),
         transient=True,
         disable=disable or not console(stderr=True).is_terminal,  # no bar in logs and pipes
     )
-    task = bar.add_task(description, total=None)
+    tasks: dict[str, Any] = {}
 
-    def update(done: int, total: int) -> None:
+    def update(step: Step) -> None:
         if not bar.live.is_started:
             bar.start()
-        bar.update(task, completed=done, total=total)
+        if step.phase not in tasks:
+            for task in tasks.values():  # the previous phase is over
+                bar.update(task, total=1, completed=1)
+            tasks[step.phase] = bar.add_task("", total=None, count="", unit=step.unit)
+        label = PHASES.get(step.phase, step.phase) + (f" ({step.detail})" if step.detail else "")
+        count = f"{step.done:,}/{step.total:,} {step.unit}" if step.total is not None else ""
+        bar.update(tasks[step.phase], description=label, completed=step.done, total=step.total, count=count)
 
     try:
         yield update
     finally:
         if bar.live.is_started:
             bar.stop()
+
+
+def _time_left_column():
+    """A column with units per second and the time left, for a phase with a measure (rich is
+    imported here only, when a build shows progress)."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class TimeLeft(ProgressColumn):
+        def render(self, task) -> Text:
+            if task.total is None or not task.speed or task.finished:
+                return Text("")
+            minutes, seconds = divmod(int((task.total - task.completed) / task.speed), 60)
+            return Text(f"{task.speed:,.0f} {task.fields.get('unit', '')}/s, {minutes}:{seconds:02d} left")
+
+    return TimeLeft()
 
 
 def _first_location(result: QuestionResult) -> str:

@@ -1,0 +1,98 @@
+"""Vectors a build has embedded, kept on disk as it goes, so that a build that is killed,
+interrupted or fails resumes where it stopped instead of embedding everything again.
+
+The journal is a hidden folder beside the index (``.INDEX.partial``), marked as ours like a
+staging folder, holding shards of (key, vector) rows: ``NNNNNN.npy`` (float32 vectors) and
+``NNNNNN.keys`` (one key per row: the sha256 of the model and the exact embedded text). A shard
+is written to a temporary name and renamed, so a shard is whole or absent. The finished index
+is still written and swapped in by ``store``; the journal is removed after that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .store import STAGING_MARKER
+
+FLUSH_ROWS = 64
+FLUSH_SECONDS = 10.0
+
+
+def embedding_key(spec: str, text: str) -> str:
+    return hashlib.sha256(f"{spec}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Journal:
+    """Append-only store of embedded vectors for one index and model. The build lock is held."""
+
+    def __init__(self, index_dir: Path, spec: str, dim: int):
+        self.folder = index_dir.parent / f".{index_dir.name}.partial"
+        self.spec, self.dim = spec, dim
+        self._keys: list[str] = []
+        self._vectors: list[np.ndarray] = []
+        self._flushed_at = time.monotonic()
+
+    def _model_record(self) -> dict:
+        return {"spec": self.spec, "dim": self.dim}
+
+    def load(self) -> dict[str, np.ndarray]:
+        """Vectors kept by an earlier, unfinished build with the same model (others are dropped)."""
+        if not (self.folder / STAGING_MARKER).is_file():
+            return {}
+        try:
+            same_model = json.loads((self.folder / "model.json").read_text()) == self._model_record()
+        except (OSError, ValueError):
+            same_model = False
+        if not same_model:
+            self.discard()
+            return {}
+        found: dict[str, np.ndarray] = {}
+        for keys_file in sorted(self.folder.glob("*.keys")):
+            found.update(self._read_shard(keys_file))
+        return found
+
+    def _read_shard(self, keys_file: Path) -> dict[str, np.ndarray]:
+        try:
+            keys = keys_file.read_text(encoding="ascii").split()
+            vectors = np.load(keys_file.with_suffix(".npy"), allow_pickle=False)
+        except (OSError, ValueError, EOFError):
+            return {}  # a damaged shard is embedded again
+        if vectors.dtype != np.float32 or vectors.shape != (len(keys), self.dim):
+            return {}
+        return dict(zip(keys, vectors, strict=True))
+
+    def add(self, keys: list[str], vectors: np.ndarray) -> None:
+        """Keep rows just embedded; written out every ``FLUSH_ROWS`` rows or ``FLUSH_SECONDS``."""
+        self._keys.extend(keys)
+        self._vectors.append(np.asarray(vectors, dtype=np.float32))
+        if len(self._keys) >= FLUSH_ROWS or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._keys:
+            return
+        if not (self.folder / STAGING_MARKER).is_file():
+            self.folder.mkdir(mode=0o777, exist_ok=True)
+            (self.folder / STAGING_MARKER).touch()
+            (self.folder / "model.json").write_text(json.dumps(self._model_record()))
+        name = f"{time.time_ns():020d}-{secrets.token_hex(2)}"
+        staging = self.folder / f".{name}"
+        np.save(f"{staging}.npy", np.concatenate(self._vectors))
+        os.replace(f"{staging}.npy", self.folder / f"{name}.npy")
+        Path(f"{staging}.keys").write_text("\n".join(self._keys) + "\n", encoding="ascii")
+        os.replace(f"{staging}.keys", self.folder / f"{name}.keys")  # last: the shard counts from here
+        self._keys, self._vectors = [], []
+        self._flushed_at = time.monotonic()
+
+    def discard(self) -> None:
+        """Remove the journal (only a folder carrying our marker)."""
+        if (self.folder / STAGING_MARKER).is_file():
+            shutil.rmtree(self.folder, ignore_errors=True)
