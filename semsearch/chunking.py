@@ -14,13 +14,14 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import pairwise
 
 PATH_SEPARATOR = " › "
-CHUNKER_VERSION = 2
-"""Raised whenever the same file and settings would give other chunks (2: lead-ins stay with
-what they introduce), so that the next build re-chunks every file instead of reusing old chunks."""
+CHUNKER_VERSION = 3
+"""Raised whenever the same file and settings would give other chunks, so that the next build
+re-chunks every file instead of reusing old chunks. 2: lead-ins stay with what they introduce.
+3: a heading path too long for the budget is cut (and stored cut) instead of leaving no room."""
 
 TokenCounter = Callable[[str], int]
 """Counts tokens of a text (tiktoken cl100k_base in production)."""
@@ -34,6 +35,8 @@ class Chunk:
     id: str
     source: str
     headings: tuple[str, ...]
+    """The section's heading path as embedded. A title too long for the budget is stored cut (at
+    a word boundary, ending in "…"), and outer headings dropped if cutting is not enough."""
     text: str
     start_line: int
     end_line: int
@@ -266,15 +269,13 @@ class _Splitter:
     def _hard_split(self, start: int, end: int) -> Iterator[tuple[int, int]]:
         """Last resort for one unbroken 'word' over the budget: cut by characters."""
         while start < end:
-            low, high = start + 1, end
-            while low < high:  # largest prefix that fits
-                mid = (low + high + 1) // 2
-                if self.fits(start, mid):
-                    low = mid
-                else:
-                    high = mid - 1
-            yield (start, low)
-            start = low
+            stop = self._longest_fitting(start, end)
+            yield (start, stop)
+            start = stop
+
+    def _longest_fitting(self, start: int, end: int) -> int:
+        """End of the longest slice from ``start`` that fits (at least one character)."""
+        return start + max(1, _longest(end - start, lambda k: self.fits(start, start + k)))
 
     def glue_lead_ins(self, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Join a span that introduces the next one (ends with a colon) to it, when both fit.
@@ -312,12 +313,58 @@ class _Splitter:
             yield current
 
 
-def _prefix_within(headings: tuple[str, ...], source: str, max_tokens: int, count: TokenCounter) -> str:
-    """The context prefix, dropping outer headings if it would eat over half the budget."""
-    kept = headings
-    while len(kept) > 1 and count(context_prefix(kept, source)) > max_tokens // 2:
-        kept = kept[1:]
-    return context_prefix(kept, source)
+def _longest(n: int, accepted: Callable[[int], bool]) -> int:
+    """The largest ``k`` in 1..n that ``accepted`` takes (it takes every smaller one too), else 0."""
+    low, high = 0, n
+    while low < high:
+        middle = (low + high + 1) // 2
+        if accepted(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _cut_title(title: str, accepted: Callable[[str], bool]) -> str | None:
+    """The longest cut of ``title`` that ``accepted`` takes: whole words and " …", or when not even
+    one word is taken, the start of the first word and "…". None if nothing is taken."""
+    words = title.split(" ")
+    kept = _longest(len(words) - 1, lambda k: accepted(" ".join(words[:k]) + " …"))
+    if kept:
+        return " ".join(words[:kept]) + " …"
+    kept = _longest(len(words[0]) - 1, lambda k: accepted(words[0][:k] + "…"))
+    return words[0][:kept] + "…" if kept else None
+
+
+def _headings_within(
+    headings: tuple[str, ...], source: str, max_tokens: int, count: TokenCounter, fits: TextFits
+) -> tuple[str, ...]:
+    """The heading path as embedded: cut so that its prefix leaves at least half the budget (and
+    about half the model's own limit) to the chunk text.
+
+    The longest titles are cut first, at a word boundary with an ellipsis; outer headings are
+    dropped only when even one word of each is too long. Without this a long setext heading (a
+    paragraph followed by ``---``) left no room, and its section came out one character a chunk.
+    """
+
+    def leaves_room(titles: list[str]) -> bool:
+        prefix = context_prefix(titles, source)
+        return count(prefix) <= max_tokens // 2 and fits(f"{prefix}\n\n{prefix}")
+
+    def leaves_room_with(i: int, title: str) -> bool:
+        return leaves_room([*titles[:i], title, *titles[i + 1 :]])
+
+    titles = list(headings)
+    for i in sorted(range(len(titles)), key=lambda i: -len(titles[i])):
+        if leaves_room(titles):
+            return tuple(titles)
+        cut = _cut_title(titles[i], partial(leaves_room_with, i))
+        titles[i] = cut or titles[i].split(" ")[0] + (" …" if " " in titles[i] else "")
+    while len(titles) > 1 and not leaves_room(titles):
+        titles.pop(0)
+    if titles and not leaves_room(titles):
+        titles = [_cut_title(titles[0], lambda title: leaves_room([title])) or "…"]
+    return tuple(titles)
 
 
 def chunk_markdown(
@@ -342,15 +389,15 @@ def chunk_markdown(
     for section in document.sections:
         if not section.blocks:
             continue
-        prefix = _prefix_within(section.headings, source, max_tokens, count_tokens)
-        splitter = _Splitter(text, prefix, max_tokens, count_tokens, extra_fits)
+        headings = _headings_within(section.headings, source, max_tokens, count_tokens, extra_fits)
+        splitter = _Splitter(text, context_prefix(headings, source), max_tokens, count_tokens, extra_fits)
         spans = [span for block in section.blocks for span in splitter.pieces(block)]
         for start, end in splitter.pack(spans):
             chunks.append(
                 Chunk(
                     id=f"{source}#{len(chunks)}",
                     source=source,
-                    headings=section.headings,
+                    headings=headings,
                     text=text[start:end],
                     start_line=document.line_of(start),
                     end_line=document.line_of(end),

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from semsearch.chunking import chunk_markdown, embedding_text, parse_markdown
+from semsearch.chunking import chunk_markdown, context_prefix, embedding_text, parse_markdown
 from semsearch.tokens import count_tokens
 
 DOC = """\
@@ -164,3 +164,31 @@ def test_a_lead_in_sentence_stays_with_the_list_it_introduces():
     with_list = next(c for c in chunks if "- cel przetwarzania numer 0;" in c.text)
     assert "Na tej podstawie:" in with_list.text
     assert not any(c.text.rstrip().endswith(":") for c in chunks)
+
+
+_BODY = "\n\n".join(
+    "Zwrot środków następuje w ciągu czternastu dni od otrzymania oświadczenia klienta. " * 3
+    for _ in range(4)
+)
+_LONG_TITLE = " ".join(["Ten akapit kończy się linią z trzema myślnikami, więc jest nagłówkiem."] * 8)
+
+
+def test_a_heading_over_the_budget_is_cut_and_the_text_keeps_normal_sized_chunks():
+    budget = 60
+    assert count_tokens(_LONG_TITLE) >= 3 * budget
+    chunks = chunk(f"# Top\n\n{_LONG_TITLE}\n---\n\n{_BODY}\n", max_tokens=budget)  # a setext heading
+    assert all(c.tokens <= budget and count_tokens(embedding_text(c)) == c.tokens for c in chunks)
+    assert all(count_tokens(c.text) >= budget // 3 for c in chunks[:-1])
+    assert [w for c in chunks for w in c.text.split()] == _BODY.split()
+    top, cut = chunks[0].headings  # the stored heading is the shortened one that was embedded
+    assert top == "Top" and cut.endswith(" …") and _LONG_TITLE.startswith(cut.removesuffix(" …"))
+    assert count_tokens(context_prefix(chunks[0].headings, "doc.md")) <= budget // 2
+
+
+def test_a_long_heading_leaves_room_under_the_models_own_limit_too():
+    limit = 400  # characters here; the model's tokenizer in production
+    body = " ".join(_BODY.split())  # one paragraph of sentences
+    chunks = chunk(f"{_LONG_TITLE}\n---\n\n{body}\n", max_tokens=1000, fits=lambda t: len(t) <= limit)
+    assert all(len(embedding_text(c)) <= limit for c in chunks)
+    assert all(len(c.text) >= limit // 3 for c in chunks[:-1])
+    assert [w for c in chunks for w in c.text.split()] == body.split()
