@@ -21,7 +21,8 @@ PATH_SEPARATOR = " › "
 CHUNKER_VERSION = 3
 """Raised whenever the same file and settings would give other chunks, so that the next build
 re-chunks every file instead of reusing old chunks. 2: lead-ins stay with what they introduce.
-3: a heading path too long for the budget is cut (and stored cut) instead of leaving no room."""
+3: a heading path too long for the budget is cut (and stored cut) instead of leaving no room;
+headings after a list nested over 10 deep open their sections again."""
 
 TokenCounter = Callable[[str], int]
 """Counts tokens of a text (tiktoken cl100k_base in production)."""
@@ -120,14 +121,63 @@ class ParsedDocument:
         return bisect_right(self.line_starts, offset)
 
 
-@lru_cache(maxsize=1)
-def _parser():
+_MAX_NESTING = 100
+"""Token levels markdown-it parses before giving up (its "default" preset's value). The
+"commonmark" preset stops at 20, i.e. a list nested 10 deep, and everything after it was then
+filed into that list: later headings opened no section. ~2 stack frames a level, far from
+Python's recursion limit."""
+
+_CONTAINERS = {"list_item_open", "blockquote_open"}
+_LISTS = {"bullet_list_open", "ordered_list_open"}
+_COLUMN_ZERO_BLOCK = re.compile(r"^(?![ \t>]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))\S", re.MULTILINE)
+"""A line that cannot continue a list or quote: it starts at column 0 without a list or quote marker."""
+
+
+@lru_cache(maxsize=2)
+def _parser(front_matter: bool = True):
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
 
     # Only the block structure is needed: skipping inline parsing of every paragraph keeps
     # memory and time low on large files. Heading text is parsed inline on its own.
-    return MarkdownIt("commonmark").enable("table").use(front_matter_plugin).disable("inline")
+    parser = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).enable("table").disable("inline")
+    return parser.use(front_matter_plugin) if front_matter else parser
+
+
+def _swallowed_from(tokens: list, text: str, line_offsets: list[int], first: int) -> int | None:
+    """The line where a list nested past ``_MAX_NESTING`` should have ended, if one swallowed
+    the rest of the document.
+
+    At the limit markdown-it skips the rest of the innermost container, and for a list item that
+    rest runs to the end of the input. (A quote's extent is found before its content is parsed,
+    so it keeps it.) The list ends at the next line that cannot continue it.
+    """
+    top = None
+    for token in tokens:
+        if token.level == 0 and token.nesting == 1:
+            top = token
+        if token.type in _CONTAINERS and token.level >= _MAX_NESTING - 1 and top and top.type in _LISTS:
+            after = line_offsets[min(first + token.map[0] + 1, len(line_offsets) - 1)]
+            match = _COLUMN_ZERO_BLOCK.search(text, after)
+            return None if match is None else bisect_right(line_offsets, match.start()) - 1
+    return None
+
+
+def _block_tokens(text: str, line_offsets: list[int]) -> list:
+    """Block tokens of ``text`` (maps in its lines), parsed again after a list nested too deep."""
+    tokens: list = []
+    first = 0
+    while True:
+        part = _parser(front_matter=first == 0).parse(text[line_offsets[first] :])
+        resume = _swallowed_from(part, text, line_offsets, first)
+        for token in part:
+            if token.map is not None:
+                start, end = (first + line for line in token.map)
+                token.map = [start, end] if resume is None else [min(start, resume), min(end, resume)]
+        tokens += part
+        if resume is None:
+            return tokens
+        first = resume
 
 
 @lru_cache(maxsize=1)
@@ -155,11 +205,11 @@ def normalize_newlines(text: str) -> str:
 
 def parse_markdown(text: str) -> ParsedDocument:
     """Split a Markdown document (LF newlines) into heading-scoped sections of blocks."""
-    tokens = _parser().parse(text)
     line_offsets = [0]
     for match in re.finditer("\n", text):
         line_offsets.append(match.end())
     line_offsets.append(len(text))
+    tokens = _block_tokens(text, line_offsets)
 
     def offset(line: int) -> int:
         return line_offsets[min(line, len(line_offsets) - 1)]

@@ -192,3 +192,23 @@ def test_a_long_heading_leaves_room_under_the_models_own_limit_too():
     assert all(len(embedding_text(c)) <= limit for c in chunks)
     assert all(len(c.text) >= limit // 3 for c in chunks[:-1])
     assert [w for c in chunks for w in c.text.split()] == body.split()
+
+
+@pytest.mark.parametrize("depth", [12, 15, 80])
+def test_headings_after_a_deeply_nested_list_still_open_their_sections(depth):
+    nested = "\n".join("  " * i + f"- poziom {i}" for i in range(depth))
+    text = f"# A\n\nWstęp.\n\n{nested}\n\n# B\n\nAkapit B.\n\n## C\n\nAkapit C.\n"
+    chunks = chunk(text, max_tokens=2000)
+    assert [(c.headings, c.text, c.start_line) for c in chunks[-2:]] == [
+        (("B",), "Akapit B.", depth + 8),
+        (("B", "C"), "Akapit C.", depth + 12),
+    ]
+    assert all(c.headings == ("A",) for c in chunks[:-2])
+    assert f"- poziom {depth - 1}" in chunks[-3].text
+
+
+def test_a_too_deep_blockquote_keeps_its_text_and_the_next_heading():
+    text = "# A\n\n" + "> " * 120 + "cytat\n\n# B\n\nAkapit B.\n"
+    chunks = chunk(text)
+    assert [c.headings for c in chunks] == [("A",), ("B",)]
+    assert chunks[0].text.endswith("cytat")
