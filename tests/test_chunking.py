@@ -212,3 +212,34 @@ def test_a_too_deep_blockquote_keeps_its_text_and_the_next_heading():
     chunks = chunk(text)
     assert [c.headings for c in chunks] == [("A",), ("B",)]
     assert chunks[0].text.endswith("cytat")
+
+
+def test_html_comments_alone_give_no_chunks():
+    text = (
+        "# fs <!-- stability: 2 -->\n\n<!-- YAML\nadded: v0.1.8\n-->\n\n"
+        "## fs.read\n\n<!-- YAML added: v0.3.3 -->\n<!-- changes: [] -->\n\n  <!-- indented -->\n"
+    )
+    assert chunk(text) == []
+
+
+def test_html_comments_are_removed_from_chunk_text_and_lines_still_map():
+    text = (
+        "# fs <!-- stability: 2 -->\n\n<!-- YAML added: v0.1.8 -->\n\n"
+        "Czyta plik <!-- a hidden\nnote --> w całości.\n\n<!-- YAML added: v0.3.3 -->\n\n"
+        "- punkt <!-- x -->\n- drugi\n\n<!-- end -->\n"
+    )
+    (only,) = chunk(text)
+    assert only.headings == ("fs",)
+    assert only.text == "Czyta plik w całości.\n\n- punkt\n- drugi"
+    assert (only.start_line, only.end_line) == (5, 11)
+
+
+def test_html_comments_in_code_stay():
+    text = (
+        "# T `<!-- h -->`\n\n```html\n<!-- x -->\n```\n\nUżyj `<!-- y -->` albo \\<!-- z -->.\n\n"
+        "    <!-- wcięty kod -->\n\n- punkt\n\n  ```\n  <!-- w liście -->\n  ```\n"
+    )
+    (only,) = chunk(text)
+    assert only.headings == ("T <!-- h -->",)
+    for kept in ["<!-- x -->", "`<!-- y -->`", "\\<!-- z -->", "<!-- wcięty kod -->", "<!-- w liście -->"]:
+        assert kept in only.text
