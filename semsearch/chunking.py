@@ -31,7 +31,8 @@ CHUNKER_VERSION = 3
 """Raised whenever the same file and settings would give other chunks, so that the next build
 re-chunks every file instead of reusing old chunks. 2: lead-ins stay with what they introduce.
 3: a heading path too long for the budget is cut (and stored cut) instead of leaving no room;
-headings after a list nested over 10 deep open their sections again; HTML comments are removed."""
+headings after a list nested over 10 deep open their sections again; HTML comments are removed;
+the lines of a setext heading are joined with a space."""
 
 TokenCounter = Callable[[str], int]
 """Counts tokens of a text (tiktoken cl100k_base in production)."""
@@ -203,7 +204,11 @@ def _plain_inline(markdown: str) -> str:
     """Heading text without inline markup (emphasis, links, code ticks) or HTML comments."""
     children = [child for token in _inline_parser().parseInline(markdown) for child in token.children or []]
     shown = [c for c in children if not (c.type == "html_inline" and _COMMENT.fullmatch(c.content))]
-    parts = [child.content for child in shown if child.type in {"text", "code_inline", "html_inline"}]
+    parts = [
+        " " if child.type in {"softbreak", "hardbreak"} else child.content  # setext titles' lines
+        for child in shown
+        if child.type in {"text", "code_inline", "html_inline", "softbreak", "hardbreak"}
+    ]
     if not parts and children and not shown:
         return ""  # only comments
     return " ".join("".join(parts or [markdown]).split())

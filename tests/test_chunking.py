@@ -243,3 +243,8 @@ def test_html_comments_in_code_stay():
     assert only.headings == ("T <!-- h -->",)
     for kept in ["<!-- x -->", "`<!-- y -->`", "\\<!-- z -->", "<!-- wcięty kod -->", "<!-- w liście -->"]:
         assert kept in only.text
+
+
+def test_a_setext_heading_over_several_lines_keeps_its_words_apart():
+    (only,) = chunk("Długi akapit\nna dwie *linie*\\\nz przerwą\n---\n\nTreść.\n")
+    assert only.headings == ("Długi akapit na dwie linie z przerwą",)
