@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from semsearch.chunking import chunk_markdown, embedding_text, parse_markdown
+from semsearch.chunking import chunk_markdown, context_prefix, embedding_text, parse_markdown
 from semsearch.tokens import count_tokens
 
 DOC = """\
@@ -164,3 +164,87 @@ def test_a_lead_in_sentence_stays_with_the_list_it_introduces():
     with_list = next(c for c in chunks if "- cel przetwarzania numer 0;" in c.text)
     assert "Na tej podstawie:" in with_list.text
     assert not any(c.text.rstrip().endswith(":") for c in chunks)
+
+
+_BODY = "\n\n".join(
+    "Zwrot środków następuje w ciągu czternastu dni od otrzymania oświadczenia klienta. " * 3
+    for _ in range(4)
+)
+_LONG_TITLE = " ".join(["Ten akapit kończy się linią z trzema myślnikami, więc jest nagłówkiem."] * 8)
+
+
+def test_a_heading_over_the_budget_is_cut_and_the_text_keeps_normal_sized_chunks():
+    budget = 60
+    assert count_tokens(_LONG_TITLE) >= 3 * budget
+    chunks = chunk(f"# Top\n\n{_LONG_TITLE}\n---\n\n{_BODY}\n", max_tokens=budget)  # a setext heading
+    assert all(c.tokens <= budget and count_tokens(embedding_text(c)) == c.tokens for c in chunks)
+    assert all(count_tokens(c.text) >= budget // 3 for c in chunks[:-1])
+    assert [w for c in chunks for w in c.text.split()] == _BODY.split()
+    top, cut = chunks[0].headings  # the stored heading is the shortened one that was embedded
+    assert top == "Top" and cut.endswith(" …") and _LONG_TITLE.startswith(cut.removesuffix(" …"))
+    assert count_tokens(context_prefix(chunks[0].headings, "doc.md")) <= budget // 2
+
+
+def test_a_long_heading_leaves_room_under_the_models_own_limit_too():
+    limit = 400  # characters here; the model's tokenizer in production
+    body = " ".join(_BODY.split())  # one paragraph of sentences
+    chunks = chunk(f"{_LONG_TITLE}\n---\n\n{body}\n", max_tokens=1000, fits=lambda t: len(t) <= limit)
+    assert all(len(embedding_text(c)) <= limit for c in chunks)
+    assert all(len(c.text) >= limit // 3 for c in chunks[:-1])
+    assert [w for c in chunks for w in c.text.split()] == body.split()
+
+
+@pytest.mark.parametrize("depth", [12, 15, 80])
+def test_headings_after_a_deeply_nested_list_still_open_their_sections(depth):
+    nested = "\n".join("  " * i + f"- poziom {i}" for i in range(depth))
+    text = f"# A\n\nWstęp.\n\n{nested}\n\n# B\n\nAkapit B.\n\n## C\n\nAkapit C.\n"
+    chunks = chunk(text, max_tokens=2000)
+    assert [(c.headings, c.text, c.start_line) for c in chunks[-2:]] == [
+        (("B",), "Akapit B.", depth + 8),
+        (("B", "C"), "Akapit C.", depth + 12),
+    ]
+    assert all(c.headings == ("A",) for c in chunks[:-2])
+    assert f"- poziom {depth - 1}" in chunks[-3].text
+
+
+def test_a_too_deep_blockquote_keeps_its_text_and_the_next_heading():
+    text = "# A\n\n" + "> " * 120 + "cytat\n\n# B\n\nAkapit B.\n"
+    chunks = chunk(text)
+    assert [c.headings for c in chunks] == [("A",), ("B",)]
+    assert chunks[0].text.endswith("cytat")
+
+
+def test_html_comments_alone_give_no_chunks():
+    text = (
+        "# fs <!-- stability: 2 -->\n\n<!-- YAML\nadded: v0.1.8\n-->\n\n"
+        "## fs.read\n\n<!-- YAML added: v0.3.3 -->\n<!-- changes: [] -->\n\n  <!-- indented -->\n"
+    )
+    assert chunk(text) == []
+
+
+def test_html_comments_are_removed_from_chunk_text_and_lines_still_map():
+    text = (
+        "# fs <!-- stability: 2 -->\n\n<!-- YAML added: v0.1.8 -->\n\n"
+        "Czyta plik <!-- a hidden\nnote --> w całości.\n\n<!-- YAML added: v0.3.3 -->\n\n"
+        "- punkt <!-- x -->\n- drugi\n\n<!-- end -->\n"
+    )
+    (only,) = chunk(text)
+    assert only.headings == ("fs",)
+    assert only.text == "Czyta plik w całości.\n\n- punkt\n- drugi"
+    assert (only.start_line, only.end_line) == (5, 11)
+
+
+def test_html_comments_in_code_stay():
+    text = (
+        "# T `<!-- h -->`\n\n```html\n<!-- x -->\n```\n\nUżyj `<!-- y -->` albo \\<!-- z -->.\n\n"
+        "    <!-- wcięty kod -->\n\n- punkt\n\n  ```\n  <!-- w liście -->\n  ```\n"
+    )
+    (only,) = chunk(text)
+    assert only.headings == ("T <!-- h -->",)
+    for kept in ["<!-- x -->", "`<!-- y -->`", "\\<!-- z -->", "<!-- wcięty kod -->", "<!-- w liście -->"]:
+        assert kept in only.text
+
+
+def test_a_setext_heading_over_several_lines_keeps_its_words_apart():
+    (only,) = chunk("Długi akapit\nna dwie *linie*\\\nz przerwą\n---\n\nTreść.\n")
+    assert only.headings == ("Długi akapit na dwie linie z przerwą",)
