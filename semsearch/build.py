@@ -49,7 +49,9 @@ class Step:
     done: int = 0
     total: int | None = None
     unit: str = ""
-    detail: str = ""
+    chunks: int | None = None
+    """Chunks so far (splitting, embedding)."""
+    chunks_total: int | None = None
 
 
 Progress = Callable[[Step], None]
@@ -131,8 +133,9 @@ def embed_in_batches(
             on_batch(batch, vectors[batch])
         done += sum(weights[i] for i in batch)
         if progress:
-            chunks = f"{min(start + EMBED_BATCH, len(order))}/{len(order)} chunks"
-            progress(Step("embedding", done, total, "tokens", chunks))
+            progress(
+                Step("embedding", done, total, "tokens", min(start + EMBED_BATCH, len(order)), len(order))
+            )
     return vectors
 
 
@@ -334,7 +337,7 @@ def _chunk(
             chunks.append(chunk)
             rows.append(None)
         split += 1
-        progress(Step("splitting", split, to_split, "files", f"{len(chunks)} chunks"))
+        progress(Step("splitting", split, to_split, "files", chunks=len(chunks)))
     if not chunks:
         raise DocsError(f"the Markdown files under {plan.docs} hold no text to index")
     with_text = {chunk.source for chunk in chunks}

@@ -22,8 +22,10 @@ import numpy as np
 
 from .store import STAGING_MARKER
 
-FLUSH_ROWS = 64
-FLUSH_SECONDS = 10.0
+FLUSH_ROWS = 256
+FLUSH_SECONDS = 5.0
+"""A shard is written every this many rows or seconds, whichever comes first: a killed build
+loses at most a few seconds of embedding, and a fast one writes few files."""
 
 
 def embedding_key(spec: str, text: str) -> str:
@@ -70,7 +72,7 @@ class Journal:
         return dict(zip(keys, vectors, strict=True))
 
     def add(self, keys: list[str], vectors: np.ndarray) -> None:
-        """Keep rows just embedded; written out every ``FLUSH_ROWS`` rows or ``FLUSH_SECONDS``."""
+        """Keep rows just embedded (written out as a shard now and then: see ``FLUSH_ROWS``)."""
         self._keys.extend(keys)
         self._vectors.append(np.asarray(vectors, dtype=np.float32))
         if len(self._keys) >= FLUSH_ROWS or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:

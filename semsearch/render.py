@@ -218,7 +218,11 @@ def build_progress(disable: bool = False) -> Iterator[Callable[[Step], None]]:
             for task in tasks.values():  # the previous phase is over
                 bar.update(task, total=1, completed=1)
             tasks[step.phase] = bar.add_task("", total=None, count="", unit=step.unit)
-        label = PHASES.get(step.phase, step.phase) + (f" ({step.detail})" if step.detail else "")
+        label = PHASES.get(step.phase, step.phase)
+        if step.chunks is not None:
+            label += (
+                f" ({step.chunks:,}{'' if step.chunks_total is None else f'/{step.chunks_total:,}'} chunks)"
+            )
         count = f"{step.done:,}/{step.total:,} {step.unit}" if step.total is not None else ""
         bar.update(tasks[step.phase], description=label, completed=step.done, total=step.total, count=count)
 

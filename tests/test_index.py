@@ -109,10 +109,10 @@ def test_embedding_order_does_not_change_results(fake_embedder):
 
 
 def test_progress_reports_every_chunk(fake_embedder):
-    calls = []
-    embed_in_batches(fake_embedder, ["a"] * 37, progress=lambda done, total: calls.append((done, total)))
-    assert calls[-1] == (37, 37)
-    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    steps = []
+    embed_in_batches(fake_embedder, ["a"] * 37, progress=steps.append, weights=[2] * 37)
+    assert (steps[-1].done, steps[-1].total, steps[-1].chunks, steps[-1].chunks_total) == (74, 74, 37, 37)
+    assert [s.done for s in steps] == sorted(s.done for s in steps) and len(steps) == 3
 
 
 def test_calibration_drops_bank_questions_the_corpus_answers(fake_embedder, monkeypatch):
