@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,12 +52,31 @@ def _relative(path: Path, docs: Path) -> str:
     return path.relative_to(docs).as_posix()
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISDIR, "folder"),
+)
+
+
+def _not_regular(mode: int) -> str | None:
+    """Why a file of this mode is not read (None: a regular file). Reading a FIFO or a device
+    can block forever or never end, so only regular files are read."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "special file")
+    return f"not a regular file ({kind})"
+
+
 def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list[Skipped]]:
     """Markdown files under ``docs`` sorted by relative POSIX path, and what was passed over.
 
     Hidden files and folders are skipped silently, excluded ones too. Symlinked folders are not
     followed (no loops, nothing outside the root); a symlinked file is read only when it points
-    to a file inside the docs root.
+    to a file inside the docs root. FIFOs, sockets and devices are skipped (only ``stat`` is
+    called on them: opening a FIFO would block).
     """
     docs = Path(docs)
     root = docs.resolve()
@@ -88,20 +108,36 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
                 if not target.is_relative_to(root):
                     skipped.append(Skipped(relative, "symlink to outside the docs folder, not followed"))
                     continue
+            try:
+                reason = _not_regular(path.stat().st_mode)
+            except OSError:
+                reason = None  # read_source says why it cannot be read
+            if reason:
+                skipped.append(Skipped(relative, reason))
+                continue
             found.append(path)
     return sorted(found, key=lambda p: _relative(p, docs)), skipped
 
 
 def read_source(path: Path, docs: Path) -> SourceFile | Skipped:
-    """Read one file; invalid UTF-8 is replaced (and reported), unreadable or binary files skipped."""
+    """Read one file; invalid UTF-8 is replaced (and reported), unreadable or binary files skipped.
+
+    The file is opened without blocking and checked to be a regular file before it is read: a
+    FIFO put in place after ``discover`` is skipped too, not waited on.
+    """
     relative = _relative(path, docs)
     try:
-        raw = path.read_bytes()
-        stat = path.stat()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            reason = _not_regular(info.st_mode)
+            if reason:
+                return Skipped(relative, reason)
+            raw = handle.read()
     except OSError as exc:
         return Skipped(relative, f"cannot read ({exc.strerror or exc})")
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
-        return Skipped(relative, "binary file (NUL bytes), not Markdown", stat.st_size, stat.st_mtime_ns)
+        return Skipped(relative, "binary file (NUL bytes), not Markdown", info.st_size, info.st_mtime_ns)
     warning = None
     try:
         text = raw.decode("utf-8-sig")
@@ -109,14 +145,14 @@ def read_source(path: Path, docs: Path) -> SourceFile | Skipped:
         text = raw.decode("utf-8-sig", errors="replace")
         warning = f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD"
     if not text.strip():
-        return Skipped(relative, "empty file", stat.st_size, stat.st_mtime_ns)
+        return Skipped(relative, "empty file", info.st_size, info.st_mtime_ns)
     return SourceFile(
         path=path,
         relative=relative,
         text=text,
         sha256=hashlib.sha256(raw).hexdigest(),
-        size=stat.st_size,
-        mtime_ns=stat.st_mtime_ns,
+        size=info.st_size,
+        mtime_ns=info.st_mtime_ns,
         warning=warning,
     )
 

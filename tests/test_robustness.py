@@ -1,0 +1,115 @@
+"""Hostile folders and input: nothing hangs, nothing tracebacks, every odd file gets a reason.
+
+Commands run in a fresh process with a timeout, so a test of a hang fails instead of hanging.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from semsearch.sources import Skipped, changed_files, discover, read_source
+
+from .conftest import REPO, write
+
+TIMEOUT = 90  # seconds: a build of a few files takes ~6 s with the real model on a busy machine
+
+
+def cli(*args, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
+    """``semsearch ARGS`` in a fresh process, stdout and stderr as text (undecodable bytes replaced)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "semsearch", *(os.fsencode(a) for a in args)],
+            capture_output=True,
+            timeout=timeout,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`semsearch {' '.join(map(str, args))}` did not finish in {timeout} s")
+    out, err = (stream.decode("utf-8", errors="replace") for stream in (done.stdout, done.stderr))
+    return subprocess.CompletedProcess(done.args, done.returncode, out, err)
+
+
+def assert_no_traceback(result: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert "Traceback" not in result.stdout, result.stdout
+
+
+def within(seconds: float, function, *args):
+    """``function(*args)`` run in a thread; fails (instead of hanging) when it takes longer."""
+    outcome = []
+    thread = threading.Thread(target=lambda: outcome.append(function(*args)), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"{function.__name__} still running after {seconds} s")
+    return outcome[0]
+
+
+@pytest.fixture
+def docs(tmp_path) -> Path:
+    folder = tmp_path / "docs"
+    write(folder / "good.md", "# Dostawa\n\n## Paczkomat\n\nPaczka do paczkomatu idzie dwa dni robocze.\n")
+    return folder
+
+
+# 1. FIFOs, sockets, devices: skipped with a reason, never opened for a blocking read.
+
+
+@pytest.fixture
+def special_files(docs) -> Path:
+    os.mkfifo(docs / "x.md")
+    os.mkfifo(docs / "pipe")
+    os.symlink("pipe", docs / "link-to-fifo.md")
+    sock = socket.socket(socket.AF_UNIX)
+    try:
+        sock.bind(str(docs / "s.md"))
+    except OSError:  # path too long for a socket address: the FIFOs still make the point
+        pass
+    finally:
+        sock.close()
+    return docs
+
+
+def test_discover_and_changed_files_skip_fifos_and_sockets(special_files):
+    paths, skipped = within(10, discover, special_files)
+    assert [p.name for p in paths] == ["good.md"]
+    reasons = {s.relative: s.reason for s in skipped}
+    assert reasons["x.md"] == "not a regular file (FIFO)"
+    assert reasons["link-to-fifo.md"] == "not a regular file (FIFO)"
+    if (special_files / "s.md").exists():
+        assert reasons["s.md"] == "not a regular file (socket)"
+    recorded = {"good.md": {"size": 0, "mtime_ns": 0}}
+    assert within(10, changed_files, special_files, recorded) == ["good.md"]
+
+
+def test_read_source_does_not_wait_on_a_fifo(special_files):
+    """A FIFO put in place after discovery: read_source opens it without blocking and skips it."""
+    skipped = within(10, read_source, special_files / "x.md", special_files)
+    assert skipped == Skipped("x.md", "not a regular file (FIFO)")
+
+
+def test_build_ask_and_info_with_a_fifo_in_the_folder(special_files, tmp_path):
+    index = tmp_path / "index"
+    built = cli("build", special_files, "--index", index, "--json")
+    assert built.returncode == 0, built.stderr
+    report = json.loads(built.stdout)
+    skipped = {s["path"]: s["reason"] for s in report["skipped"]}
+    assert skipped["x.md"] == "not a regular file (FIFO)"
+    assert skipped["link-to-fifo.md"] == "not a regular file (FIFO)"
+    assert report["files"] == 1
+
+    asked = cli("ask", "ile idzie paczka do paczkomatu", "--index", index)
+    assert asked.returncode == 0, asked.stderr
+    assert "good.md" in asked.stdout
+    assert "changed since" not in asked.stderr
+    info = json.loads(cli("info", "--index", index, "--json").stdout)
+    assert info["changed_since_build"] == []
