@@ -273,6 +273,13 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
     out.print(table)
 
 
+def question_cut(asked: str, searched: str, limit: int) -> None:
+    warning(
+        f"the question was cut to the model's {limit}-token input limit: the first "
+        f"{len(searched.split()):,} of its {len(asked.split()):,} words are searched"
+    )
+
+
 def stale_warning(changed: list[str]) -> None:
     if changed:
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")

@@ -113,3 +113,66 @@ def test_build_ask_and_info_with_a_fifo_in_the_folder(special_files, tmp_path):
     assert "changed since" not in asked.stderr
     info = json.loads(cli("info", "--index", index, "--json").stdout)
     assert info["changed_since_build"] == []
+
+
+# 2. Questions longer than the model reads: cut to its input limit (with a note), or refused.
+
+
+@pytest.fixture(scope="module")
+def tiny_index(tmp_path_factory) -> Path:
+    """Two files indexed with the real default model, once for the module."""
+    from semsearch.index import build_index
+
+    root = tmp_path_factory.mktemp("tiny")
+    write(root / "docs" / "dostawa.md", "# Dostawa\n\n## Paczkomat\n\nPaczka do paczkomatu idzie dwa dni.\n")
+    write(root / "docs" / "zwroty.md", "# Zwroty\n\n## Termin\n\nZwrot pieniędzy w ciągu 14 dni.\n")
+    build_index(root / "docs", root / "index")
+    return root / "index"
+
+
+WORDS = ["ile", "kosztuje", "dostawa", "paczki", "do", "paczkomatu", "i", "kiedy", "dojdzie"]
+
+
+def long_question(words: int) -> str:
+    return " ".join(WORDS[i % len(WORDS)] for i in range(words))
+
+
+def test_fit_question_cuts_to_the_models_input_limit_at_a_word_boundary():
+    from semsearch.embedders import fit_question, load_embedder
+
+    embedder = load_embedder()
+    assert fit_question(embedder, "ile kosztuje dostawa?") == ("ile kosztuje dostawa?", False)
+    question = long_question(1500)
+    cut, was_cut = fit_question(embedder, question)
+    assert was_cut
+    assert question.startswith(cut + " ")
+    assert embedder.query_tokens(cut) <= embedder.max_input_tokens == 512
+    one_more_word = question[: len(cut) + 1 + len(question[len(cut) + 1 :].split()[0])]
+    assert embedder.query_tokens(one_more_word) > 512
+
+
+def test_fit_question_refuses_a_document(fake_embedder):
+    from semsearch.embedders import MAX_QUESTION_CHARS, fit_question
+    from semsearch.errors import UsageError
+
+    assert fit_question(fake_embedder, "x" * MAX_QUESTION_CHARS) == ("x" * MAX_QUESTION_CHARS, False)
+    with pytest.raises(UsageError, match="more than the 20,000 accepted"):
+        fit_question(fake_embedder, "x" * (MAX_QUESTION_CHARS + 1))
+
+
+def test_ask_cuts_a_long_question_and_says_so(tiny_index):
+    result = cli("ask", long_question(1500), "--index", tiny_index, "--json", timeout=60)
+    assert result.returncode in (0, 1), result.stderr
+    assert_no_traceback(result)
+    assert "the question was cut to the model's 512-token input limit" in result.stderr
+    searched = json.loads(result.stdout)["question"]
+    assert long_question(1500).startswith(searched) and len(searched.split()) < 1500
+
+
+def test_ask_refuses_a_question_of_12500_words_at_once(tiny_index):
+    result = cli("ask", long_question(12_500), "--index", tiny_index, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert_no_traceback(result)
+    assert result.stdout == ""
+    assert "the question is" in result.stderr and "more than the 20,000 accepted" in result.stderr
+    assert result.stderr.strip().count("\n") == 0  # one line
