@@ -6,6 +6,7 @@ or skipped with a reason, so one odd file never stops a build.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -75,11 +76,11 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
 
     Hidden files and folders are skipped silently, excluded ones too. Symlinked folders are not
     followed (no loops, nothing outside the root); a symlinked file is read only when it points
-    to a file inside the docs root. FIFOs, sockets and devices are skipped (only ``stat`` is
-    called on them: opening a FIFO would block).
+    to a file inside the docs root; a symlink loop is skipped. FIFOs, sockets and devices are
+    skipped too (only ``stat`` is called on them: opening a FIFO would block).
     """
     docs = Path(docs)
-    root = docs.resolve()
+    root = Path(os.path.realpath(docs))
     spec = exclude_spec(docs, excludes)
     found: list[Path] = []
     skipped: list[Skipped] = []
@@ -104,14 +105,15 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
             if spec and spec.match_file(relative):
                 continue
             if path.is_symlink():
-                target = path.resolve()
+                target = Path(os.path.realpath(path))  # unlike Path.resolve, never raises on a loop
                 if not target.is_relative_to(root):
                     skipped.append(Skipped(relative, "symlink to outside the docs folder, not followed"))
                     continue
             try:
                 reason = _not_regular(path.stat().st_mode)
-            except OSError:
-                reason = None  # read_source says why it cannot be read
+            except OSError as exc:
+                # a loop (a.md -> b.md -> a.md) is skipped here; read_source says why others fail
+                reason = "symlink loop, not followed" if exc.errno == errno.ELOOP else None
             if reason:
                 skipped.append(Skipped(relative, reason))
                 continue

@@ -176,3 +176,69 @@ def test_ask_refuses_a_question_of_12500_words_at_once(tiny_index):
     assert result.stdout == ""
     assert "the question is" in result.stderr and "more than the 20,000 accepted" in result.stderr
     assert result.stderr.strip().count("\n") == 0  # one line
+
+
+# 3. Symlink loops: build skips them with a reason; ask and info (the staleness check) work.
+
+
+def make_loops(docs: Path) -> Path:
+    os.symlink("loop.md", docs / "loop.md")  # a link to itself
+    os.symlink("b.md", docs / "a.md")  # a.md -> b.md -> a.md
+    os.symlink("a.md", docs / "b.md")
+    (docs / "sub").mkdir()
+    os.symlink("../sub/deep.md", docs / "sub" / "deep.md")
+    os.symlink("folder-loop", docs / "folder-loop")  # a folder link to itself
+    os.symlink("f2", docs / "f1")  # f1 -> f2 -> f1
+    os.symlink("f1", docs / "f2")
+    os.symlink(".", docs / "sub" / "here")  # a folder link to the folder it is in
+    return docs
+
+
+@pytest.fixture
+def loops(docs) -> Path:
+    return make_loops(docs)
+
+
+LOOPS = {"loop.md", "a.md", "b.md", "sub/deep.md"}
+
+
+def test_discover_skips_symlink_loops(loops):
+    paths, skipped = discover(loops)
+    assert [p.name for p in paths] == ["good.md"]
+    reasons = {s.relative: s.reason for s in skipped}
+    assert {path: reasons[path] for path in LOOPS} == dict.fromkeys(LOOPS, "symlink loop, not followed")
+    assert reasons["sub/here/"] == "symlinked folder, not followed"
+    assert changed_files(loops, {"good.md": {"size": 0, "mtime_ns": 0}}) == ["good.md"]
+
+
+def test_build_ask_and_info_with_symlink_loops(docs, tmp_path):
+    index = tmp_path / "index"
+    assert cli("build", docs, "--index", index).returncode == 0
+    make_loops(docs)  # after the build: ask and info meet them in their staleness check
+
+    asked = cli("ask", "ile idzie paczka do paczkomatu", "--index", index)
+    assert_no_traceback(asked)
+    assert asked.returncode == 0, asked.stderr
+    assert "good.md" in asked.stdout and "changed since" not in asked.stderr
+    info = cli("info", "--index", index, "--json")
+    assert_no_traceback(info)
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["changed_since_build"] == []
+
+    built = cli("build", docs, "--index", index, "--json")
+    assert_no_traceback(built)
+    assert built.returncode == 0, built.stderr
+    skipped = {s["path"]: s["reason"] for s in json.loads(built.stdout)["skipped"]}
+    assert {path: skipped[path] for path in LOOPS} == dict.fromkeys(LOOPS, "symlink loop, not followed")
+
+    info = cli("info", "--index", index)
+    assert info.returncode == 0, info.stderr
+    assert "skipped    loop.md: symlink loop, not followed" in info.stdout
+    assert "up to date" in info.stdout
+    asked = cli("ask", "ile idzie paczka do paczkomatu", "--index", index)
+    assert asked.returncode == 0, asked.stderr
+    assert "changed since" not in asked.stderr
+
+    rebuilt = cli("build", docs, "--index", index)  # the human summary names each loop
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "skipped a.md: symlink loop, not followed" in rebuilt.stderr
