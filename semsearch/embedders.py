@@ -60,8 +60,13 @@ def fit_question(embedder: Embedder, question: str) -> tuple[str, bool]:
     A question longer than the model's input limit is cut to its longest beginning that fits
     (at a word boundary when there is one): the model would read no further anyway, and the
     keyword side of the search must see the same text. A question of more than
-    ``MAX_QUESTION_CHARS`` characters is refused (``UsageError``).
+    ``MAX_QUESTION_CHARS`` characters is refused (``UsageError``). Bytes that are not UTF-8 (an
+    argument in another encoding) become U+FFFD.
     """
+    try:
+        question = question.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # lone surrogates not made from bytes
+        question = question.encode("utf-8", "replace").decode("utf-8")
     limit = embedder.max_input_tokens
     if len(question) > MAX_QUESTION_CHARS:
         raise UsageError(

@@ -10,6 +10,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .chunking import PATH_SEPARATOR
+from .sources import readable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,7 +39,18 @@ def warning(message: str) -> None:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json.dumps(_readable_data(data), ensure_ascii=False, indent=2) + "\n")
+
+
+def _readable_data(data: Any) -> Any:
+    """``data`` with every string readable (a path given in bytes that are not UTF-8, say)."""
+    if isinstance(data, str):
+        return readable(data)
+    if isinstance(data, dict):
+        return {_readable_data(key): _readable_data(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_readable_data(item) for item in data]
+    return data
 
 
 def _escape(text: str) -> str:

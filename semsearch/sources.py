@@ -2,6 +2,11 @@
 
 Nothing here raises for a bad file: each one is either read (perhaps repaired, with a warning)
 or skipped with a reason, so one odd file never stops a build.
+
+Files are named by their path relative to the docs folder, in POSIX form, as the index records
+them. A name that is not valid UTF-8 (Linux allows any bytes) is written with ``\\xNN`` escapes
+for those bytes (see ``readable``), so that JSON files and terminals can hold it; the file is
+still read through its real path.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import DocsError
+
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 IGNORE_FILE = ".semsearchignore"
 BINARY_SNIFF_BYTES = 8192
@@ -22,7 +29,9 @@ BINARY_SNIFF_BYTES = 8192
 @dataclass(frozen=True)
 class SourceFile:
     path: Path
+    """The real path, to read the file by."""
     relative: str
+    """Its name in the index (see ``readable``)."""
     text: str
     sha256: str
     size: int
@@ -49,8 +58,21 @@ def exclude_spec(docs: Path, patterns: Sequence[str] = ()):
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
+def readable(text: str) -> str:
+    """``text`` as JSON files and terminals can hold it: the bytes that are not UTF-8 in a name
+    (which ``os.fsdecode`` keeps as lone surrogates) written as ``\\xNN`` (``bad\\xff.md``).
+
+    Unlike U+FFFD, the escapes keep two such names apart (``caf\\xe9.md`` and ``caf\\xe8.md``,
+    Latin-1 names), and say which byte is wrong. A name that is valid UTF-8 is left as it is.
+    """
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _relative(path: Path, docs: Path) -> str:
-    return path.relative_to(docs).as_posix()
+    return readable(path.relative_to(docs).as_posix())
 
 
 _KINDS = (
@@ -78,9 +100,17 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
     followed (no loops, nothing outside the root); a symlinked file is read only when it points
     to a file inside the docs root; a symlink loop is skipped. FIFOs, sockets and devices are
     skipped too (only ``stat`` is called on them: opening a FIFO would block).
+
+    Raises ``DocsError`` when the path of ``docs`` itself is not valid UTF-8 (the index records
+    it), before anything is read.
     """
     docs = Path(docs)
     root = Path(os.path.realpath(docs))
+    if readable(str(root)) != str(root):
+        raise DocsError(
+            f"the path of the documents folder, {readable(str(root))}, is not valid UTF-8 "
+            "(the index records it); rename the folder or one above it"
+        )
     spec = exclude_spec(docs, excludes)
     found: list[Path] = []
     skipped: list[Skipped] = []
@@ -118,7 +148,28 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
                 skipped.append(Skipped(relative, reason))
                 continue
             found.append(path)
-    return sorted(found, key=lambda p: _relative(p, docs)), skipped
+    return _one_per_name(found, docs, skipped), skipped
+
+
+def _one_per_name(paths: list[Path], docs: Path, skipped: list[Skipped]) -> list[Path]:
+    """``paths`` sorted by name; of files that get the same name (see ``readable``: a name that
+    is not UTF-8 and one with a literal ``\\xNN`` in it) the first valid UTF-8 one is kept, the
+    others skipped under a name no file can have (a Python bytes literal)."""
+    by_name: dict[str, list[Path]] = {}
+    for path in sorted(paths, key=lambda p: os.fsencode(p)):
+        by_name.setdefault(_relative(path, docs), []).append(path)
+    kept = []
+    for name, same in sorted(by_name.items()):
+        same.sort(key=lambda p: p.relative_to(docs).as_posix() != name)  # a valid UTF-8 name first
+        kept.append(same[0])
+        skipped += [
+            Skipped(
+                repr(os.fsencode(p.relative_to(docs))),
+                f"its name is not UTF-8 and reads {name}, as another file's does",
+            )
+            for p in same[1:]
+        ]
+    return kept
 
 
 def read_source(path: Path, docs: Path) -> SourceFile | Skipped:

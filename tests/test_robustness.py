@@ -242,3 +242,93 @@ def test_build_ask_and_info_with_symlink_loops(docs, tmp_path):
     rebuilt = cli("build", docs, "--index", index)  # the human summary names each loop
     assert rebuilt.returncode == 0, rebuilt.stderr
     assert "skipped a.md: symlink loop, not followed" in rebuilt.stderr
+
+
+# 4. Names that are not UTF-8: indexed under a readable name (``bad\xff.md``), read by the real one.
+
+
+def write_bytes_name(folder: Path, name: bytes, text: str) -> None:
+    fd = os.open(os.path.join(os.fsencode(folder), name), os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(text.encode("utf-8"))
+
+
+@pytest.fixture
+def latin1_names(docs) -> Path:
+    write_bytes_name(docs, b"bad\xff.md", "# Zwroty\n\n## Termin\n\nZwrot pieniędzy w ciągu 14 dni.\n")
+    write_bytes_name(docs, b"caf\xe9.md", "# Kawiarnia\n\nKawa z mlekiem.\n")
+    write_bytes_name(docs, b"caf\xe8.md", "# Kawiarnia 2\n\nHerbata z cytryną.\n")
+    os.mkdir(os.path.join(os.fsencode(docs), b"d\xe9"))
+    write_bytes_name(docs, b"d\xe9/x.md", "# Folder\n\nPlik w folderze o nazwie Latin-1.\n")
+    return docs
+
+
+NAMES = {"bad\\xff.md", "caf\\xe9.md", "caf\\xe8.md", "d\\xe9/x.md", "good.md"}
+
+
+def test_names_that_are_not_utf8_are_readable_and_read(latin1_names):
+    from semsearch.sources import readable
+
+    assert readable(os.fsdecode(b"bad\xff.md")) == "bad\\xff.md"
+    assert readable("zwrot ąę.md") == "zwrot ąę.md"
+    paths, skipped = discover(latin1_names)
+    assert skipped == []
+    sources = [read_source(path, latin1_names) for path in paths]
+    assert {s.relative for s in sources} == NAMES
+    bad = next(s for s in sources if s.relative == "bad\\xff.md")
+    assert "Zwrot pieniędzy" in bad.text and os.fsencode(bad.path).endswith(b"bad\xff.md")
+    json.dumps([s.relative for s in sources], ensure_ascii=False).encode("utf-8")  # no surrogates left
+
+
+def test_a_readable_name_shared_with_another_file_is_skipped(latin1_names):
+    write(latin1_names / "bad\\xff.md", "# Literal\n\nA name with a backslash in it.\n")
+    paths, skipped = discover(latin1_names)
+    assert [p for p in paths if p.name == "bad\\xff.md"] == [latin1_names / "bad\\xff.md"]  # the UTF-8 one
+    assert [(s.relative, s.reason) for s in skipped] == [
+        ("b'bad\\xff.md'", "its name is not UTF-8 and reads bad\\xff.md, as another file's does")
+    ]
+
+
+def test_build_ask_and_info_with_names_that_are_not_utf8(latin1_names, tmp_path):
+    index = tmp_path / "index"
+    built = cli("build", latin1_names, "--index", index, "--json")
+    assert_no_traceback(built)
+    assert built.returncode == 0, built.stderr
+    assert json.loads(built.stdout)["files"] == 5
+    chunks = json.loads((index / "chunks.json").read_text(encoding="utf-8"))
+    assert {c["source"] for c in chunks} == NAMES
+
+    asked = cli("ask", "w jakim terminie zwrot pieniędzy?", "--index", index, "-k", "1")
+    assert_no_traceback(asked)
+    assert asked.returncode == 0, asked.stderr
+    assert "bad\\xff.md › Zwroty › Termin" in asked.stdout
+    assert "changed since" not in asked.stderr
+    info = cli("info", "--index", index, "--json")
+    assert info.returncode == 0 and json.loads(info.stdout)["changed_since_build"] == []
+
+    os.utime(os.path.join(os.fsencode(latin1_names), b"bad\xff.md"), (1, 1))  # staleness compares names
+    asked = cli("ask", "zwrot pieniędzy", "--index", index)
+    assert "1 file(s) changed since the index was built (bad\\xff.md)" in asked.stderr
+
+
+def test_a_docs_folder_whose_own_path_is_not_utf8_is_refused_before_embedding(tmp_path):
+    docs = os.path.join(os.fsencode(tmp_path), b"docs\xff")
+    os.mkdir(docs)
+    write_bytes_name(Path(os.fsdecode(docs)), b"good.md", "# Dostawa\n\nPaczka idzie dwa dni.\n")
+    built = cli("build", os.fsdecode(docs), "--index", tmp_path / "index", timeout=30)
+    assert_no_traceback(built)
+    assert built.returncode == 2, built.stderr
+    assert "docs\\xff, is not valid UTF-8" in built.stderr
+    assert not (tmp_path / "index").exists()
+
+
+def test_json_output_and_questions_with_bytes_that_are_not_utf8(docs, tmp_path):
+    index = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"index\xff"))
+    built = cli("build", docs, "--index", index, "--json")
+    assert_no_traceback(built)
+    assert built.returncode == 0, built.stderr
+    assert json.loads(built.stdout)["index"].endswith("index\\xff")
+    asked = cli("ask", os.fsdecode(b"paczka do paczkomatu \xff"), "--index", index, "--json")
+    assert_no_traceback(asked)
+    assert asked.returncode == 0, asked.stderr
+    assert json.loads(asked.stdout)["question"] == "paczka do paczkomatu \ufffd"
