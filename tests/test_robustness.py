@@ -332,3 +332,60 @@ def test_json_output_and_questions_with_bytes_that_are_not_utf8(docs, tmp_path):
     assert_no_traceback(asked)
     assert asked.returncode == 0, asked.stderr
     assert json.loads(asked.stdout)["question"] == "paczka do paczkomatu \ufffd"
+
+
+# 5. User text is printed literally, never read as Rich markup (or emoji codes).
+
+
+@pytest.mark.parametrize("index", ["[/x]", "idx[red]", "[bold]idx:smile:"])
+def test_an_error_naming_a_path_with_brackets_is_one_literal_line(index, tmp_path):
+    result = cli("ask", "q", "--index", tmp_path / index)
+    assert_no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == f"error: no index at {tmp_path / index}/ (meta.json missing); " + (
+        "run `semsearch build DOCS` first\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def markup_folder(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("markup")
+    write(
+        root / "docs" / "[bold]x.md",
+        "# [red]T\n\n## :smile: [b]B[/b]\n\nPaczka do paczkomatu idzie dwa dni [/].\n",
+    )
+    write(root / "docs" / "[red]empty.md", "")
+    (root / "questions.jsonl").write_text(
+        json.dumps({"question": "[red]jaka jest pogoda :smile:", "source": "[/]nowhere.md", "kind": "[b]k"})
+        + "\n"
+        + json.dumps({"question": "paczka do paczkomatu", "source": "[/]nowhere.md"})
+        + "\n",
+        encoding="utf-8",
+    )
+    built = cli("build", root / "docs", "--index", root / "idx[red]")
+    assert built.returncode == 0, built.stderr
+    assert f"→ {root / 'idx[red]'}/ (1 new" in built.stdout
+    assert "warning: skipped [red]empty.md: empty file" in built.stderr
+    return root
+
+
+def test_ask_prints_file_names_headings_and_snippets_literally(markup_folder):
+    result = cli("ask", "paczka do paczkomatu", "--index", markup_folder / "idx[red]", "--min-score", "0")
+    assert_no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    assert "[bold]x.md › [red]T › :smile: [b]B[/b] (line 5)" in result.stdout
+    assert "Paczka do paczkomatu idzie dwa dni [/]." in result.stdout
+
+
+def test_info_and_eval_print_user_text_literally(markup_folder):
+    index = markup_folder / "idx[red]"
+    info = cli("info", "--index", index)
+    assert_no_traceback(info)
+    assert info.stdout.startswith(f"{index}/ for ")
+    assert "skipped    [red]empty.md: empty file" in info.stdout
+
+    evaluated = cli("eval", markup_folder / "questions.jsonl", "--index", index)
+    assert_no_traceback(evaluated)
+    assert evaluated.returncode == 0, evaluated.stderr
+    for text in ("[red]jaka jest pogoda :smile:", "[/]nowhere.md", "[b]k", "[bold]x.md › [red]T"):
+        assert text in evaluated.stdout, text
