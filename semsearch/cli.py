@@ -156,6 +156,7 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Find the passages that answer QUESTION. Exit 1 when none passes the threshold."""
+    from .embedders import fit_question
     from .index import embedder_for, load_index
 
     if not question.strip():
@@ -163,6 +164,10 @@ def ask(
     loaded = load_index(index)
     embedder = embedder_for(loaded, model)
     render.stale_warning(loaded.changed_files())
+    searched, cut = fit_question(embedder, question)  # what both embeddings and keywords see
+    if cut:
+        render.question_cut(question, searched, embedder.max_input_tokens)
+    question = searched
     vector = embedder.embed_queries([question])[0]
     result = loaded.search(question, vector, k, min_score, mode=mode.value, paths=path or ())
     if context and result.hits:

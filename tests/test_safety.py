@@ -250,7 +250,12 @@ def test_a_full_disk_keeps_the_previous_index(docs, tmp_path, fake_embedder, mon
         build_index(docs, tmp_path / "index", embedder=fake_embedder)
     after = snapshot(tmp_path)
     after.pop(str(docs / "c.md"))
-    assert after == before  # the old index as it was, no staging folder, no lock file
+    journal = {path: entry for path, entry in after.items() if ".index.partial" in path}
+    assert journal  # what was embedded is kept for the next build
+    assert {p: e for p, e in after.items() if p not in journal} == before  # no staging folder, no lock
+    monkeypatch.setattr(np, "save", real_save)
+    report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert (report.resumed, report.embedded) == (1, 0)
 
 
 def test_a_lock_that_cannot_be_created_is_not_reported_as_busy(docs, tmp_path, fake_embedder):
