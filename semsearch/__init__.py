@@ -1,3 +1,91 @@
-"""semsearch: semantic search over folders of Markdown, offline."""
+"""semsearch: semantic search over folders of Markdown, offline.
+
+from semsearch import Collection, build_index
+
+build_index("docs", "index")
+with Collection("index") as docs:
+    answer = docs.search("Ile mam dni na zwrot towaru?")
+    print(answer.reason)
+    for hit in answer.hits:
+        print(hit.location, round(hit.score, 3))
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "Collection": "collection",
+    "Answer": "collection",
+    "Hit": "search",
+    "Chunk": "chunking",
+    "build_index": "build",
+    "BuildReport": "build",
+    "Step": "build",
+    "Embedder": "embedders",
+    "load_embedder": "embedders",
+    "SemsearchError": "errors",
+    "DocsError": "errors",
+    "IndexMissingError": "errors",
+    "IndexCorruptError": "errors",
+    "IndexBusyError": "errors",
+    "IndexChangedError": "errors",
+    "IndexLocationError": "errors",
+    "IndexWriteError": "errors",
+    "ModelError": "errors",
+    "QuestionsError": "errors",
+    "UsageError": "errors",
+}
+__all__ = [
+    "Answer",
+    "BuildReport",
+    "Chunk",
+    "Collection",
+    "DocsError",
+    "Embedder",
+    "Hit",
+    "IndexBusyError",
+    "IndexChangedError",
+    "IndexCorruptError",
+    "IndexLocationError",
+    "IndexMissingError",
+    "IndexWriteError",
+    "ModelError",
+    "QuestionsError",
+    "SemsearchError",
+    "Step",
+    "UsageError",
+    "__version__",
+    "build_index",
+    "load_embedder",
+]
+
+if TYPE_CHECKING:
+    from .build import BuildReport, Step, build_index
+    from .chunking import Chunk
+    from .collection import Answer, Collection
+    from .embedders import Embedder, load_embedder
+    from .errors import (
+        DocsError,
+        IndexBusyError,
+        IndexChangedError,
+        IndexCorruptError,
+        IndexLocationError,
+        IndexMissingError,
+        IndexWriteError,
+        ModelError,
+        QuestionsError,
+        SemsearchError,
+        UsageError,
+    )
+    from .search import Hit
+
+
+def __getattr__(name: str):
+    """The API is imported on first use, so that ``import semsearch`` (and the CLI) stays fast."""
+    if name in _EXPORTS:
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'semsearch' has no attribute {name!r}")

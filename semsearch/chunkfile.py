@@ -63,6 +63,9 @@ class ChunkFile(Sequence[Chunk]):
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
+    def close(self) -> None:
+        self._handle.close()
+
     def _read(self, i: int) -> Chunk:
         """Chunk ``i``, read with one ``pread`` (no shared file position: safe across threads)."""
         start, end = int(self._offsets[i]), int(self._offsets[i + 1])

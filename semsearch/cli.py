@@ -156,20 +156,14 @@ def ask(
     as_json: JsonOption = False,
 ) -> None:
     """Find the passages that answer QUESTION. Exit 1 when none passes the threshold."""
-    from .embedders import fit_question
-    from .index import embedder_for, load_index
+    from .collection import Collection
 
-    if not question.strip():
-        raise SemsearchError("the question is empty")
-    loaded = load_index(index)
-    embedder = embedder_for(loaded, model)
-    render.stale_warning(loaded.changed_files())
-    searched, cut = fit_question(embedder, question)  # what both embeddings and keywords see
-    if cut:
-        render.question_cut(question, searched, embedder.max_input_tokens)
-    question = searched
-    vector = embedder.embed_queries([question])[0]
-    result = loaded.search(question, vector, k, min_score, mode=mode.value, paths=path or ())
+    with Collection(index, model=model) as collection:
+        render.stale_warning(collection.changed_files())
+        result = collection.search(question, k, mode=mode.value, paths=path or (), min_score=min_score)
+    if result.question_cut:
+        render.question_cut(question, result.question, collection.embedder.max_input_tokens)
+    question = result.question  # what both embeddings and keywords saw
     if context and result.hits:
         from .context import build_prompt
         from .tokens import count_tokens
@@ -183,7 +177,7 @@ def ask(
         render.print_json(render.ask_json(question, result))
     else:
         render.print_result(result)
-    if not result.hits:
+    if not result.answered:
         raise typer.Exit(EXIT_NO_ANSWER)
 
 

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from .build import BuildReport, Step
+    from .collection import Answer
     from .context import Prompt
     from .evaluation import EvalReport, QuestionResult
-    from .index import Index, SearchResult
+    from .index import Index
     from .search import Hit
 
 SNIPPET_CHARS = 320
@@ -102,11 +103,13 @@ def hit_dict(hit: Hit) -> dict:
     }
 
 
-def ask_json(question: str, result: SearchResult) -> dict:
+def ask_json(question: str, result: Answer) -> dict:
     return {
         "question": question,
         "mode": result.mode,
-        "min_score": round(result.min_score, 6),
+        "answered": result.answered,
+        "reason": result.reason,
+        "min_score": round(result.threshold, 6),
         "results": [hit_dict(hit) for hit in result.hits],
     }
 
@@ -131,12 +134,9 @@ def print_prompt(prompt: Prompt) -> None:
         )
 
 
-def print_result(result: SearchResult) -> None:
-    if not result.hits:
-        _say(
-            f"No answer: no passage reaches the threshold ({result.min_score:.3f}) "
-            "for this question; the indexed documents seem not to cover it."
-        )
+def print_result(result: Answer) -> None:
+    if not result.answered:
+        _say(f"No answer: {result.reason}.")
         return
     for hit in result.hits:
         _say((f"{hit.score:.3f}", "bold cyan"), "  ", (hit.chunk.location, "bold"))

@@ -19,6 +19,29 @@ class Hit:
     keyword_score: float | None = None
     """BM25 score (None in dense mode)."""
 
+    @property
+    def source(self) -> str:
+        """The file, relative to the docs folder."""
+        return self.chunk.source
+
+    @property
+    def section(self) -> str:
+        return self.chunk.section
+
+    @property
+    def location(self) -> str:
+        """``file › heading path (lines a–b)``."""
+        return self.chunk.location
+
+    @property
+    def text(self) -> str:
+        return self.chunk.text
+
+    @property
+    def lines(self) -> tuple[int, int]:
+        """First and last line of the passage in its file (1-based, inclusive)."""
+        return (self.chunk.start_line, self.chunk.end_line)
+
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` highest scores, best first; ties go to the lower index.

@@ -27,8 +27,9 @@ def test_ask_json_shape(sample_index):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "-k", "2")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"question", "mode", "min_score", "results"}
+    assert set(data) == {"question", "mode", "answered", "reason", "min_score", "results"}
     assert data["question"] == "Ile kosztuje dostawa do paczkomatu?" and data["mode"] == "hybrid"
+    assert data["answered"] is True and data["reason"].startswith(f"{len(data['results'])} passage(s) reach")
     assert 1 <= len(data["results"]) <= 2
     first = data["results"][0]
     fields = {"rank", "score", "source", "section", "headings", "start_line", "end_line", "text"}

@@ -1,0 +1,156 @@
+"""The library's front door: open an index, ask it questions, close it.
+
+    from semsearch import Collection
+
+    with Collection("index") as docs:
+        answer = docs.search("Ile mam dni na zwrot towaru?", k=3)
+        for hit in answer.hits:
+            print(hit.location, round(hit.score, 3))
+
+``ask``, ``eval``, ``info``, the MCP server and the bench all go through here, so they make one
+decision the same way. The embedder is loaded on the first search and kept; a ``Collection``
+may be searched from several threads at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .embedders import Embedder, fit_question
+from .errors import UsageError
+from .index import Index, SearchResult, embedder_for, load_index
+from .search import Hit
+
+__all__ = ["Answer", "Collection", "Hit"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a search found for one question, and why it is (or is not) an answer."""
+
+    question: str
+    """The question as searched (cut to the model's input limit when it was longer)."""
+    hits: list[Hit]
+    """Passages that pass the gate, best first (empty: the folder holds no answer)."""
+    threshold: float
+    """The cosine a passage had to reach for this question."""
+    offtopic_score: float | None
+    """Similarity of the question to its nearest off-topic bank question (None: overridden)."""
+    mode: str
+    question_cut: bool = False
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.hits)
+
+    @property
+    def reason(self) -> str:
+        """The gate's decision in words."""
+        if self.offtopic_score is None:
+            rule = f"the cosine cutoff {self.threshold:.3f} you set"
+        else:
+            rule = f"the threshold {self.threshold:.3f} for this question"
+        if self.answered:
+            return f"{len(self.hits)} passage(s) reach {rule}"
+        return f"no passage reaches {rule}; the indexed documents seem not to cover it"
+
+
+class Collection:
+    """An index opened for searching (see the module docstring)."""
+
+    def __init__(
+        self, path: str | Path = "index", *, model: str | None = None, embedder: Embedder | None = None
+    ):
+        """``model``: fail unless the index was built with it. ``embedder``: use this one (tests,
+        or a caller that already holds the model); by default the index's own, loaded lazily."""
+        self.path = Path(path)
+        self.index: Index = load_index(self.path)
+        self._requested_model = model
+        self._embedder = embedder
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def embedder(self) -> Embedder:
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = embedder_for(self.index, self._requested_model)
+            return self._embedder
+
+    def _vectors(self, questions: Sequence[str]) -> np.ndarray:
+        embedder = self.embedder
+        with self._lock:  # one embedding at a time: the engines are not documented thread-safe
+            return embedder.embed_queries(list(questions))
+
+    def search(
+        self,
+        question: str,
+        k: int = 3,
+        *,
+        mode: str = "hybrid",
+        paths: Sequence[str] = (),
+        min_score: float | None = None,
+    ) -> Answer:
+        """The best ``k`` passages for ``question`` that pass the no-answer gate.
+
+        ``mode``: hybrid (default), dense or keyword; ``paths``: .gitignore-style patterns of
+        the files to search; ``min_score``: a plain cosine cutoff replacing the gate.
+        """
+        return self.search_many([question], k, mode=mode, paths=paths, min_score=min_score)[0]
+
+    def search_many(
+        self,
+        questions: Sequence[str],
+        k: int = 3,
+        *,
+        mode: str = "hybrid",
+        paths: Sequence[str] = (),
+        min_score: float | None = None,
+    ) -> list[Answer]:
+        """``search`` for many questions, embedded in one batch."""
+        if k < 1:
+            raise UsageError(f"k must be at least 1 (got {k})")
+        if self._closed:
+            raise UsageError(f"the collection {self.path} is closed")
+        fitted = [self._fit(question) for question in questions]
+        vectors = self._vectors([text for text, _ in fitted]) if fitted else []
+        return [
+            _answer(text, cut, self.index.search(text, vector, k, min_score, mode=mode, paths=paths))
+            for (text, cut), vector in zip(fitted, vectors, strict=True)
+        ]
+
+    def _fit(self, question: str) -> tuple[str, bool]:
+        if not question.strip():
+            raise UsageError("the question is empty")
+        return fit_question(self.embedder, question)
+
+    def changed_files(self) -> list[str]:
+        """Files added, removed or modified in the docs folder since the build."""
+        return self.index.changed_files()
+
+    def close(self) -> None:
+        """Release the index's open files (searching afterwards is an error)."""
+        self._closed = True
+        self.index.chunks.close()
+
+    def __enter__(self) -> Collection:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def _answer(question: str, cut: bool, result: SearchResult) -> Answer:
+    return Answer(
+        question=question,
+        hits=result.hits,
+        threshold=result.min_score,
+        offtopic_score=result.offtopic_score,
+        mode=result.mode,
+        question_cut=cut,
+    )

@@ -1,0 +1,90 @@
+"""The library's front door, used as a program would: no CLI."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+import semsearch
+from semsearch import Collection
+
+from .conftest import SAMPLE_DOCS
+
+
+def test_the_package_exports_its_api_and_imports_it_lazily():
+    assert set(semsearch.__all__) >= {"Collection", "Answer", "Hit", "build_index", "SemsearchError"}
+    for name in semsearch.__all__:
+        assert getattr(semsearch, name) is not None
+    with pytest.raises(AttributeError):
+        semsearch.nothing_here  # noqa: B018
+
+
+def test_search_returns_hits_with_locations_and_says_why(sample_index):
+    with Collection(sample_index) as docs:
+        answer = docs.search("Ile kosztuje dostawa do paczkomatu?", k=2)
+        refused = docs.search("Jaka jest pogoda w Krakowie?")
+    assert answer.answered and 1 <= len(answer.hits) <= 2
+    first = answer.hits[0]
+    assert first.source == "dostawa.md" and first.location.startswith("dostawa.md › ")
+    assert first.lines[0] <= first.lines[1] and first.text.strip()
+    assert first.score >= answer.threshold and "reach the threshold" in answer.reason
+    assert not refused.answered and refused.hits == [] and refused.reason.startswith("no passage reaches")
+
+
+def test_many_questions_in_one_batch_equal_one_at_a_time(sample_index):
+    questions = ["Ile kosztuje dostawa do paczkomatu?", "Co oznacza błąd PAY-517?", "Jaka jest pogoda?"]
+    with Collection(sample_index) as docs:
+        batch = docs.search_many(questions, k=3)
+        single = [docs.search(q, k=3) for q in questions]
+    assert [[h.location for h in a.hits] for a in batch] == [[h.location for h in a.hits] for a in single]
+    assert [a.answered for a in batch] == [True, True, False]
+
+
+def test_two_threads_search_one_collection_at_once(sample_index):
+    questions = ["Ile kosztuje dostawa do paczkomatu?", "Jak zmienić hasło do konta?"] * 6
+    with Collection(sample_index) as docs:
+        expected = {q: [h.location for h in docs.search(q).hits] for q in set(questions)}
+        results: list[tuple[str, list[str]]] = []
+        errors: list[BaseException] = []
+
+        def work(part):
+            try:
+                for q in part:
+                    results.append((q, [h.location for h in docs.search(q).hits]))
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(questions[i::2],)) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert not errors and len(results) == len(questions)
+    assert all(locations == expected[q] and locations for q, locations in results)
+
+
+def test_a_closed_collection_and_bad_arguments_are_library_errors(sample_index):
+    docs = Collection(sample_index)
+    with pytest.raises(semsearch.UsageError):
+        docs.search("   ")
+    with pytest.raises(semsearch.UsageError):
+        docs.search("dostawa", k=0)
+    with pytest.raises(semsearch.UsageError):
+        docs.search("dostawa", mode="fuzzy")
+    docs.close()
+    with pytest.raises(semsearch.UsageError, match="is closed"):
+        docs.search("Ile kosztuje dostawa do paczkomatu?")
+
+
+def test_a_missing_index_is_a_library_error(tmp_path):
+    with pytest.raises(semsearch.IndexMissingError):
+        Collection(tmp_path / "nowhere")
+
+
+@pytest.mark.slow
+def test_build_then_search_through_the_front_door(tmp_path):
+    report = semsearch.build_index(SAMPLE_DOCS, tmp_path / "index")
+    assert report.chunks > 100
+    with Collection(tmp_path / "index") as docs:
+        assert docs.search("Co oznacza błąd PAY-517?").hits[0].source == "platnosci.md"
