@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint clean
+.PHONY: demo test test-fast lint clean
 
 ## Build the index of the sample docs/ and ask it two questions (one it cannot answer).
 demo: $(VENV)/.installed-base
@@ -16,6 +16,12 @@ test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
+
+## The quick lane while working: ruff and the tests not marked slow (under a minute once installed).
+test-fast: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -m "not slow"
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -19,7 +19,7 @@ from semsearch.errors import IndexBusyError
 from semsearch.index import load_index
 from semsearch.store import STAGING_MARKER, index_lock
 
-from .conftest import SAMPLE_DOCS, write
+from .conftest import REPO, SAMPLE_DOCS, write
 
 
 @pytest.fixture
@@ -134,24 +134,71 @@ def test_a_second_build_of_the_same_index_is_refused(docs, tmp_path, fake_embedd
     build_index(docs, tmp_path / "index", embedder=fake_embedder)  # free again
 
 
+# A build in a child process that says when half its chunks are embedded, then waits to be
+# killed there: the kill lands mid-embedding on any machine, however fast or loaded.
+BUILD_UNTIL_HALFWAY = """
+import os, sys
+from pathlib import Path
+from semsearch.index import build_index
+
+def progress(done, total):
+    if 2 * done >= total:
+        print(f"halfway {done} {total}", flush=True)
+        sys.stdin.read()  # the parent kills us here; should it close stdin instead, finish nothing
+        os._exit(3)
+
+build_index(Path(sys.argv[1]), Path(sys.argv[2]), progress=progress)
+print("finished", flush=True)
+"""
+
+
 @pytest.mark.slow
 def test_killing_a_build_mid_embedding_keeps_the_previous_index(docs, tmp_path):
     target = tmp_path / "index"
     build_index(docs, target)
-    before = {name: (target / name).read_bytes() for name in ("meta.json", "chunks.json", "vectors.npy")}
+    before = {p.name: p.read_bytes() for p in sorted(target.iterdir())}
+    assert {"meta.json", "chunks.json", "vectors.npy"} <= set(before)
+    other = tmp_path / "other"  # 4 files of the sample, 50-odd chunks: several embedding batches
+    for name in ("zwroty.md", "dostawa.md", "kontakt.md", "konto.md"):
+        write(other / name, (SAMPLE_DOCS / name).read_text(encoding="utf-8"))
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
     build = subprocess.Popen(
-        [sys.executable, "-m", "semsearch", "build", str(SAMPLE_DOCS), "--index", str(target)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [sys.executable, "-c", BUILD_UNTIL_HALFWAY, str(other), str(target)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
-    time.sleep(4)  # model loaded, chunks being embedded (the sample takes ~20 s)
-    assert build.poll() is None, "the build finished before it could be killed"
-    build.send_signal(signal.SIGKILL)
-    build.wait()
-    assert {name: (target / name).read_bytes() for name in before} == before
-    assert load_index(target).chunks
-    report = build_index(docs, target)  # the next build still works, and clears leftovers
-    assert report.up_to_date
+    try:
+        ready, _, _ = select.select([build.stdout], [], [], 300)
+        line = build.stdout.readline() if ready else ""
+        assert line.startswith("halfway "), (
+            f"no halfway signal: {line!r} {build.poll()} {build.stderr.read()}"
+        )
+        done, total = map(int, line.split()[1:])
+        assert 0 < done < total, line  # chunks embedded, chunks still to embed
+        build.send_signal(signal.SIGKILL)
+    finally:
+        build.kill()
+        build.communicate()
+    assert build.returncode == -signal.SIGKILL
+
+    assert {p.name: p.read_bytes() for p in sorted(target.iterdir())} == before
+    assert {c.source for c in load_index(target).chunks} == {"a.md", "b.md", "c.md"}
+    assert build_index(docs, target).up_to_date  # the lock is free and the old index is current
+    report = build_index(other, target)  # the killed build, run again, completes
+    assert report.embedded == report.chunks == total
+    assert {c.source for c in load_index(target).chunks} == {
+        "zwroty.md",
+        "dostawa.md",
+        "kontakt.md",
+        "konto.md",
+    }
     assert not [p for p in tmp_path.iterdir() if ".new-" in p.name or ".old-" in p.name]
 
 
