@@ -375,6 +375,7 @@ def _embed_or_reuse(
         journal.add([keys[missing[j]] for j in batch], embedded)
 
     texts = [embedding_text(chunks[i]) for i in missing]
+    journal.expect(len(missing))
     try:
         weights = [chunks[i].tokens for i in missing]
         vectors[missing] = embed_in_batches(embedder, texts, progress, weights, on_batch=keep)

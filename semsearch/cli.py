@@ -7,9 +7,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 from typer.core import TyperGroup
+from typer.exceptions import TyperException
 
 from . import render
 from .errors import IndexChangedError, IndexCorruptError, IndexMissingError, SemsearchError
@@ -36,7 +36,7 @@ class _Group(TyperGroup):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except (typer.Exit, click.exceptions.ClickException, click.exceptions.Abort):
+        except (typer.Exit, typer.Abort, TyperException):  # usage errors: Typer's own message
             raise
         except SemsearchError as exc:
             render.error(_message(exc))

@@ -41,6 +41,12 @@ class Journal:
         self._keys: list[str] = []
         self._vectors: list[np.ndarray] = []
         self._flushed_at = time.monotonic()
+        self.flush_rows = FLUSH_ROWS
+
+    def expect(self, rows: int) -> None:
+        """``rows`` are about to be embedded: write a shard at least every 5% of them, so that
+        a killed build, short or long, loses little."""
+        self.flush_rows = max(1, min(FLUSH_ROWS, rows // 20))
 
     def _model_record(self) -> dict:
         return {"spec": self.spec, "dim": self.dim}
@@ -75,7 +81,7 @@ class Journal:
         """Keep rows just embedded (written out as a shard now and then: see ``FLUSH_ROWS``)."""
         self._keys.extend(keys)
         self._vectors.append(np.asarray(vectors, dtype=np.float32))
-        if len(self._keys) >= FLUSH_ROWS or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
+        if len(self._keys) >= self.flush_rows or time.monotonic() - self._flushed_at >= FLUSH_SECONDS:
             self.flush()
 
     def flush(self) -> None:

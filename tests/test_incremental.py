@@ -139,11 +139,11 @@ def test_a_second_build_of_the_same_index_is_refused(docs, tmp_path, fake_embedd
 BUILD_UNTIL_HALFWAY = """
 import os, sys
 from pathlib import Path
-from semsearch.index import build_index
+from semsearch.build import build_index
 
-def progress(done, total):
-    if 2 * done >= total:
-        print(f"halfway {done} {total}", flush=True)
+def progress(step):
+    if step.phase == "embedding" and 2 * step.chunks >= step.chunks_total:
+        print(f"halfway {step.chunks} {step.chunks_total}", flush=True)
         sys.stdin.read()  # the parent kills us here; should it close stdin instead, finish nothing
         os._exit(3)
 
@@ -192,7 +192,7 @@ def test_killing_a_build_mid_embedding_keeps_the_previous_index(docs, tmp_path):
     assert {c.source for c in load_index(target).chunks} == {"a.md", "b.md", "c.md"}
     assert build_index(docs, target).up_to_date  # the lock is free and the old index is current
     report = build_index(other, target)  # the killed build, run again, completes
-    assert report.embedded == report.chunks == total
+    assert report.embedded + report.resumed == report.chunks == total and report.resumed > 0  # resumed
     assert {c.source for c in load_index(target).chunks} == {
         "zwroty.md",
         "dostawa.md",
