@@ -24,8 +24,9 @@ from .index import Index, load_index
 from .journal import Journal, embedding_key
 from .keywords import build_keyword_index
 from .keywords import settings as keyword_settings
+from .schema import INDEX_FORMAT
 from .sources import Skipped, SourceFile, discover, read_source
-from .store import INDEX_FORMAT, index_lock, peek_meta, replace_meta, writable_target, write_index
+from .store import index_lock, peek_meta, replace_meta, writable_target, write_index
 from .threshold import calibrate
 
 DEFAULT_MAX_TOKENS = 300

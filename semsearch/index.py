@@ -20,9 +20,10 @@ from .chunking import Chunk
 from .embedders import Embedder, canonical_spec, load_embedder
 from .errors import IndexCorruptError, ModelError, UsageError
 from .keywords import KeywordIndex
+from .reader import StoredIndex, check_unit_rows, read_index
 from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank, references
 from .sources import changed_files
-from .store import StoredIndex, check_unit_rows, read_index, update_meta
+from .store import update_meta
 from .threshold import background_floor, is_answer
 
 
@@ -231,7 +232,7 @@ class Index:
 
 
 def load_index(index_dir: Path) -> Index:
-    """Read and check the index at ``index_dir`` (see ``store.read_index``)."""
+    """Read and check the index at ``index_dir`` (see ``reader.read_index``)."""
     stored = read_index(Path(index_dir))
     return Index(
         path=stored.path,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .store import STAGING_MARKER
+from .schema import STAGING_MARKER
 
 FLUSH_ROWS = 256
 FLUSH_SECONDS = 5.0

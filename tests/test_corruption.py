@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from semsearch.build import build_index
 from semsearch.cli import app
 from semsearch.errors import SemsearchError
-from semsearch.store import INDEX_FILES
+from semsearch.schema import INDEX_FILES
 
 from .conftest import DATA, write
 from .test_safety import snapshot

@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from semsearch import build as build_module
-from semsearch import store
+from semsearch import reader
 from semsearch.build import build_index
 from semsearch.errors import IndexBusyError
 from semsearch.index import load_index
-from semsearch.store import STAGING_MARKER, index_lock
+from semsearch.schema import STAGING_MARKER
+from semsearch.store import index_lock
 
 from .conftest import REPO, SAMPLE_DOCS, write
 
@@ -216,7 +217,7 @@ def test_a_reader_never_mixes_two_indexes(docs, tmp_path, fake_embedder, monkeyp
     target = tmp_path / "index"
     build_index(docs, target, embedder=fake_embedder)
     write(docs / "e.md", "# Epsilon\n\nDodany w trakcie czytania.\n")
-    original = store._read
+    original = reader._read
     calls = []
 
     def read_while_a_build_lands(path, identity):
@@ -226,7 +227,7 @@ def test_a_reader_never_mixes_two_indexes(docs, tmp_path, fake_embedder, monkeyp
         calls.append(first)
         return first
 
-    monkeypatch.setattr(store, "_read", read_while_a_build_lands)
+    monkeypatch.setattr(reader, "_read", read_while_a_build_lands)
     index = load_index(target)
     assert len(calls) == 2
     assert "e.md" in {c.source for c in index.chunks}

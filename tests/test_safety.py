@@ -24,7 +24,8 @@ from semsearch.cli import app
 from semsearch.errors import IndexBusyError, IndexChangedError, IndexLocationError, IndexWriteError
 from semsearch.evaluation import write_min_score
 from semsearch.index import load_index
-from semsearch.store import STAGING_MARKER, index_lock
+from semsearch.schema import STAGING_MARKER
+from semsearch.store import index_lock
 
 from .conftest import REPO, write
 
