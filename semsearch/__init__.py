@@ -24,7 +24,7 @@ _EXPORTS = {
     "Chunk": "chunking",
     "build_index": "build",
     "BuildReport": "build",
-    "Step": "build",
+    "Step": "embedding",
     "Embedder": "embedders",
     "load_embedder": "embedders",
     "SemsearchError": "errors",
@@ -64,10 +64,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .build import BuildReport, Step, build_index
+    from .build import BuildReport, build_index
     from .chunking import Chunk
     from .collection import Answer, Collection
     from .embedders import Embedder, load_embedder
+    from .embedding import Step
     from .errors import (
         DocsError,
         IndexBusyError,

@@ -8,7 +8,7 @@ result equals a full build of the same folder.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,9 +19,10 @@ from . import __version__
 from .bank import bank_sha256, bank_vectors
 from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
+from .embedding import Progress, Step, embed_or_reuse, tokens_per_second
 from .errors import DocsError, SemsearchError, UsageError
 from .index import Index, load_index
-from .journal import Journal, embedding_key
+from .journal import Journal
 from .keywords import build_keyword_index
 from .keywords import settings as keyword_settings
 from .schema import INDEX_FORMAT
@@ -31,31 +32,9 @@ from .threshold import calibrate
 
 DEFAULT_MAX_TOKENS = 300
 MIN_MAX_TOKENS = 32
-EMBED_BATCH = 16
 TOKENIZER = "tiktoken:cl100k_base"
 CALIBRATION_SURVIVES = 0.10
 """A calibrated threshold is kept while at most this share of the passages changed since."""
-
-PROBE_TEXT = (
-    "Zwrot pieniędzy następuje w ciągu 14 dni od otrzymania oświadczenia o odstąpieniu od umowy. " * 8
-)
-
-
-@dataclass(frozen=True)
-class Step:
-    """One progress update of a build: a phase, and how far it is (``total`` None: no measure)."""
-
-    phase: str
-    """finding, reading, splitting, embedding, calibrating, keywords, writing."""
-    done: int = 0
-    total: int | None = None
-    unit: str = ""
-    chunks: int | None = None
-    """Chunks so far (splitting, embedding)."""
-    chunks_total: int | None = None
-
-
-Progress = Callable[[Step], None]
 
 
 @dataclass(frozen=True)
@@ -108,36 +87,6 @@ class _Plan:
     old_meta: dict | None
     unchanged: set[str]
     report: BuildReport
-
-
-def embed_in_batches(
-    embedder: Embedder,
-    texts: Sequence[str],
-    progress: Progress | None = None,
-    weights: Sequence[int] | None = None,
-    on_batch: Callable[[list[int], np.ndarray], None] | None = None,
-) -> np.ndarray:
-    """Embed passages longest first (similar lengths batch with less padding), in input order.
-
-    Progress is counted in ``weights`` (tokens per text; default 1 each), known up front, so a
-    rate and a time left can be shown from the first batch on. ``on_batch(indices, vectors)``
-    sees each batch as it is embedded (the build's journal keeps them).
-    """
-    weights = list(weights) if weights is not None else [1] * len(texts)
-    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-    done, total = 0, sum(weights)
-    for start in range(0, len(order), EMBED_BATCH):
-        batch = order[start : start + EMBED_BATCH]
-        vectors[batch] = embedder.embed_passages([texts[i] for i in batch])
-        if on_batch:
-            on_batch(batch, vectors[batch])
-        done += sum(weights[i] for i in batch)
-        if progress:
-            progress(
-                Step("embedding", done, total, "tokens", min(start + EMBED_BATCH, len(order)), len(order))
-            )
-    return vectors
 
 
 def chunking_settings(max_tokens: int) -> dict:
@@ -245,21 +194,11 @@ def _plan(
 
 
 def _estimate(report: BuildReport, embedder: Embedder, chunks: list[Chunk], rows: list[int | None]) -> None:
-    """What a build would embed, and how long that would take at the rate of a short probe (the
-    probe is a fixed text, not the user's: nothing of the corpus is embedded)."""
+    """What a build would embed, and how long that would take at the rate measured now."""
     fresh = [chunk for chunk, row in zip(chunks, rows, strict=True) if row is None]
     report.chunks, report.embedded = len(chunks), len(fresh)
     report.tokens = sum(chunk.tokens for chunk in fresh)
-    if not fresh:
-        report.estimated_seconds = 0.0
-        return
-    from .tokens import count_tokens
-
-    probe = [PROBE_TEXT] * EMBED_BATCH
-    started = time.perf_counter()
-    embedder.embed_passages(probe)
-    rate = count_tokens(PROBE_TEXT) * len(probe) / max(time.perf_counter() - started, 1e-6)
-    report.estimated_seconds = report.tokens / rate
+    report.estimated_seconds = report.tokens / tokens_per_second(embedder) if fresh else 0.0
 
 
 def _build(
@@ -272,7 +211,14 @@ def _build(
     progress: Progress,
 ) -> None:
     journal = Journal(plan.target, embedder.spec, embedder.dim)
-    vectors = _embed_or_reuse(embedder, chunks, rows, plan, journal, progress)
+    previous_vectors = plan.previous.vectors if plan.previous else None
+    result = embed_or_reuse(embedder, chunks, rows, previous_vectors, journal, progress)
+    vectors = result.vectors
+    plan.report.embedded, plan.report.resumed, plan.report.tokens = (
+        result.embedded,
+        result.resumed,
+        result.tokens,
+    )
     previous = plan.previous
     progress(Step("calibrating"))
     reusable = previous is not None and previous.offtopic_reusable
@@ -348,43 +294,6 @@ def _chunk(
         if s.relative not in with_text
     ]
     return chunks, rows
-
-
-def _embed_or_reuse(
-    embedder: Embedder,
-    chunks: list[Chunk],
-    rows: list[int | None],
-    plan: _Plan,
-    journal: Journal,
-    progress: Progress,
-) -> np.ndarray:
-    """The vectors of ``chunks``: copied from the previous index where ``rows`` says so, from the
-    journal of an interrupted build, else embedded (and journaled as they come)."""
-    vectors = np.zeros((len(chunks), embedder.dim), dtype=np.float32)
-    old_rows = [(i, row) for i, row in enumerate(rows) if row is not None]
-    if old_rows and plan.previous is not None:
-        vectors[[i for i, _ in old_rows]] = plan.previous.vectors[[row for _, row in old_rows]]
-    fresh = [i for i, row in enumerate(rows) if row is None]
-    keys = {i: embedding_key(embedder.spec, embedding_text(chunks[i])) for i in fresh}
-    journaled = journal.load()
-    resumed = [i for i in fresh if keys[i] in journaled]
-    if resumed:
-        vectors[resumed] = np.stack([journaled[keys[i]] for i in resumed])
-    missing = [i for i in fresh if keys[i] not in journaled]
-
-    def keep(batch: list[int], embedded: np.ndarray) -> None:
-        journal.add([keys[missing[j]] for j in batch], embedded)
-
-    texts = [embedding_text(chunks[i]) for i in missing]
-    journal.expect(len(missing))
-    try:
-        weights = [chunks[i].tokens for i in missing]
-        vectors[missing] = embed_in_batches(embedder, texts, progress, weights, on_batch=keep)
-    finally:
-        journal.flush()  # also when interrupted: what was embedded is kept
-    plan.report.embedded, plan.report.resumed = len(missing), len(resumed)
-    plan.report.tokens = sum(chunks[i].tokens for i in missing)
-    return vectors
 
 
 def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | None:

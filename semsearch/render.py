@@ -22,9 +22,10 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-    from .build import BuildReport, Step
+    from .build import BuildReport
     from .collection import Answer
     from .context import Prompt
+    from .embedding import Step
     from .evaluation import EvalReport, QuestionResult
     from .index import Index
     from .search import Hit

@@ -7,8 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from semsearch.build import build_index, embed_in_batches
+from semsearch.build import build_index
 from semsearch.chunking import CHUNKER_VERSION, embedding_text
+from semsearch.embedding import embed_in_batches
 from semsearch.errors import DocsError, ModelError
 from semsearch.index import load_index
 from semsearch.sources import discover
