@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from semsearch.chunking import chunk_markdown, context_prefix, embedding_text, parse_markdown
+from semsearch.chunking import chunk_markdown, context_prefix, embedding_text
+from semsearch.markdown import parse_markdown
 from semsearch.tokens import count_tokens
 
 DOC = """\
