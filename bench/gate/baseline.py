@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.gate.common import REPORTED_ON, SETS, TUNED_ON, CachedEmbedder, index_dir, questions_of  # noqa: E402
+from bench.gate.common import REPORTED_ON, TUNED_ON, CachedEmbedder, index_dir, questions_of  # noqa: E402
 from semsearch.evaluation import _metrics, evaluate  # noqa: E402
 from semsearch.index import load_index  # noqa: E402
 
@@ -46,8 +46,10 @@ def table(rows: list[dict]) -> str:
     head = "| set | split | answered | rej. offtopic | rej. near | top-1 | top-3 | min_score |"
     lines = [head, "|" + "---|" * 8]
     for r in rows:
+
         def f(v):
             return "–" if v is None else f"{v:.3f}"
+
         lines.append(
             f"| {r['set']} | {r['split']} | {f(r['answered'])} ({r['answerable']}) | "
             f"{f(r['rejected_offtopic'])} ({r['n_offtopic']}) | {f(r['rejected_near'])} ({r['n_near']}) | "

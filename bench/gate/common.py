@@ -25,7 +25,10 @@ SHARED = Path(os.environ.get("GATE_SHARED", "/work/shared/data"))
 
 # name -> (docs folder, question files, split)
 SETS = {
-    "docs": (ROOT / "docs", ["tests/data/docs_questions.jsonl", "tests/data/docs_identifier_questions.jsonl"]),
+    "docs": (
+        ROOT / "docs",
+        ["tests/data/docs_questions.jsonl", "tests/data/docs_identifier_questions.jsonl"],
+    ),
     "en": (
         ROOT / "tests/data/en_corpus",
         ["tests/data/en_questions.jsonl", "tests/data/en_identifier_questions.jsonl"],
