@@ -1,7 +1,7 @@
 """The off-topic question bank and its query vectors.
 
-The bank (``data/offtopic_questions.tsv``) holds everyday questions in eleven languages (Chinese included) that
-documentation does not answer; the no-answer gate measures a corpus against them (see
+The bank (``data/offtopic_questions.tsv``) holds everyday questions in eleven languages
+(Chinese included) that documentation does not answer; the no-answer gate measures a corpus against them (see
 ``threshold``). Embedding the bank costs a new index seconds, so its vectors are
 
 - shipped with the package for the default model (``data/offtopic.<model>.<bank sha>.npy``,

@@ -42,7 +42,8 @@ REPORTED_ON = ("poquad", "drcd")
 
 
 def index_dir(name: str) -> Path:
-    return WORK / f"{name}-idx"
+    """$GATE_INDEXES/<name>-idx (default: $GATE_WORK)."""
+    return Path(os.environ.get("GATE_INDEXES", WORK)) / f"{name}-idx"
 
 
 def questions_of(name: str):
