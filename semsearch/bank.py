@@ -1,7 +1,7 @@
 """The off-topic question bank and its query vectors.
 
-The bank (``data/offtopic_questions.tsv``) holds everyday questions in ten languages that
-documentation does not answer; the no-answer gate measures a corpus against them (see
+The bank (``data/offtopic_questions.tsv``) holds everyday questions in eleven languages
+(Chinese included) that documentation does not answer; the no-answer gate measures a corpus against them (see
 ``threshold``). Embedding the bank costs a new index seconds, so its vectors are
 
 - shipped with the package for the default model (``data/offtopic.<model>.<bank sha>.npy``,
@@ -47,6 +47,35 @@ def offtopic_bank() -> list[tuple[str, str]]:
             language, question = line.split("\t", 1)
             rows.append((language, question.strip()))
     return rows
+
+
+# A bank question duplicates or paraphrases another question when their query vectors (default
+# model) have a cosine of at least DUPLICATE_COSINE, or a ratio margin of at least DUPLICATE_MARGIN:
+# the cosine divided by the mean of both questions' DUPLICATE_NEIGHBOURS best cosines on the other
+# side (Artetxe & Schwenk 2019). The margin finds translations, whose cosines (0.89) are no higher
+# than those of unrelated questions in one language; the thresholds were read off the ranked pairs
+# (bench/gate/bank_dedup.py).
+DUPLICATE_COSINE = 0.90
+DUPLICATE_MARGIN = 1.035
+DUPLICATE_NEIGHBOURS = 4
+
+
+def near_duplicates(bank: np.ndarray, others: np.ndarray) -> list[tuple[int, int, float, float]]:
+    """(bank row, other row, cosine, margin) of every pair of near-duplicate questions, for
+    unit-length query vectors ``bank`` and ``others``; best pair per bank row."""
+    if len(bank) == 0 or len(others) == 0:
+        return []
+    cos = np.asarray(bank, dtype=np.float64) @ np.asarray(others, dtype=np.float64).T
+    k = min(DUPLICATE_NEIGHBOURS, cos.shape[0], cos.shape[1])
+    bank_side = np.sort(cos, axis=1)[:, -k:].mean(axis=1)
+    other_side = np.sort(cos, axis=0)[-k:, :].mean(axis=0)
+    margin = cos / ((bank_side[:, None] + other_side[None, :]) / 2)
+    found = []
+    for i in range(len(bank)):
+        j = int(np.argmax(np.maximum(cos[i] / DUPLICATE_COSINE, margin[i] / DUPLICATE_MARGIN)))
+        if cos[i, j] >= DUPLICATE_COSINE or margin[i, j] >= DUPLICATE_MARGIN:
+            found.append((i, j, float(cos[i, j]), float(margin[i, j])))
+    return found
 
 
 def vectors_name(spec: str, dim: int) -> str:

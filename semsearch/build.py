@@ -28,7 +28,7 @@ from .keywords import settings as keyword_settings
 from .schema import INDEX_FORMAT
 from .sources import Skipped, SourceFile, discover, read_source
 from .store import index_lock, peek_meta, replace_meta, writable_target, write_index
-from .threshold import calibrate
+from .threshold import GATE, calibrate
 
 DEFAULT_MAX_TOKENS = 300
 MIN_MAX_TOKENS = 32
@@ -134,7 +134,8 @@ def build_index(
         plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)
         plan.report.index_dir = Path(index_dir)
         previous = plan.previous
-        if previous and not plan.report.changes.any and _keywords_current(previous):
+        current = previous and _keywords_current(previous) and _gate_current(previous)
+        if current and not plan.report.changes.any:
             if not dry_run:
                 _refresh_fingerprints(previous, plan, excludes)
             plan.report.chunks, plan.report.min_score = len(previous.chunks), previous.min_score
@@ -296,6 +297,12 @@ def _chunk(
     return chunks, rows
 
 
+def _gate_current(index: Index) -> bool:
+    """Whether the index's no-answer gate was derived by this version's rule from this bank (else
+    an unchanged folder is recalibrated: vectors are reused, nothing is re-embedded)."""
+    return index.offtopic_reusable and index.meta["min_score"].get("gate") == GATE
+
+
 def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | None:
     """The previous index's calibrated threshold, if this build leaves it valid: same model and
     chunking, and at most ``CALIBRATION_SURVIVES`` of the passages changed. Dropping it is
@@ -306,9 +313,12 @@ def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | Non
     previous = plan.previous
     reused = total - embedded
     share = 1 - reused / max(total, len(previous.chunks) if previous else 1, 1)
-    if previous is not None and share <= CALIBRATION_SURVIVES:
+    same_gate = calibrated.get("gate") == GATE
+    if previous is not None and share <= CALIBRATION_SURVIVES and same_gate:
         return calibrated
-    why = plan.report.full_reason or f"{share:.0%} of the passages changed"
+    why = plan.report.full_reason or (
+        f"{share:.0%} of the passages changed" if same_gate else "it was made for an older no-answer rule"
+    )
     plan.report.warnings.append(
         f"the calibrated threshold {calibrated['value']:.3f} was dropped ({why}); the build-time "
         "threshold applies until you calibrate again"

@@ -21,7 +21,7 @@ from .chunking import Chunk
 from .embedders import Embedder
 from .errors import QuestionsError
 from .index import Index
-from .threshold import background_floor, is_answer
+from .threshold import answer_threshold, is_answer
 
 MRR_DEPTH = 10
 
@@ -57,17 +57,27 @@ class QuestionResult:
     rank: int | None
     """1-based rank of the first result that meets the expectations (None: not in the top 10)."""
     offtopic_score: float
-    """Similarity of the question to the nearest off-topic bank question (the background rule)."""
+    """The question's background similarity to the off-topic bank (see ``threshold``)."""
     min_score: float
+    """The cut in force."""
 
     first_exact: bool = False
     """The first result contains a code or reference the question names verbatim (an answer at any score)."""
+    legacy: bool = False
+    """The index predates the relevance rule (see ``threshold.answer_threshold``)."""
 
     def passes_at(self, min_score: float) -> bool:
-        """Whether the first result counts as an answer under the calibrated decision."""
+        """Whether the first result counts as an answer with the cut ``min_score``: the same
+        decision as ``Index.search``."""
         if self.first is None:
             return False
-        return is_answer(self.first_score, self.first_exact, max(min_score, self.offtopic_score))
+        threshold = answer_threshold(min_score, self.offtopic_score, self.legacy)
+        return is_answer(self.first_score, self.first_exact, threshold)
+
+    @property
+    def relevance(self) -> float:
+        """The first result's cosine on the scale of the cut (see ``passes_at``)."""
+        return self.first_score if self.legacy else self.first_score - self.offtopic_score
 
     @property
     def passes(self) -> bool:
@@ -162,7 +172,7 @@ def suggest_min_score(results: list[QuestionResult]) -> float | None:
     decision; among equally good values it takes the median (with one kind of question only,
     the value closest to the other kind's side).
     """
-    scores = sorted({r.first_score for r in results if r.first is not None})
+    scores = sorted({r.relevance for r in results if r.first is not None})
     if not scores:
         return None
     candidates = [scores[0] - 1e-4] + [(a + b) / 2 for a, b in pairwise(scores)] + [scores[-1] + 1e-4]
@@ -208,8 +218,9 @@ def evaluate(
                 first_score=ranking[0].score if ranking else float("-inf"),
                 first_exact=bool(ranking and ranking[0].exact),
                 rank=rank if question.answerable else None,
-                offtopic_score=background_floor(vector, index.background),
+                offtopic_score=index.background_similarity(vector),
                 min_score=index.min_score,
+                legacy=index.legacy_gate,
             )
         )
         if progress:
@@ -261,6 +272,7 @@ def write_min_score(index: Index, value: float, questions_file: Path, count: int
     build keeps it while the passages stay mostly the same (see ``build``)."""
     calibrated = {
         "value": round(value, 6),
+        "gate": index.meta["min_score"].get("gate"),
         "method": f"balanced accuracy on {count} labelled questions",
         "questions_file": str(questions_file),
         "questions": count,

@@ -24,7 +24,7 @@ from .reader import StoredIndex, check_unit_rows, read_index
 from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank, references
 from .sources import changed_files
 from .store import update_meta
-from .threshold import background_floor, is_answer
+from .threshold import GATE, answer_threshold, background_similarity, is_answer
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class SearchResult:
     min_score: float
     """The threshold applied to this question."""
     offtopic_score: float | None = None
-    """Similarity of the question to the nearest off-topic bank question, when that rule applied."""
+    """The question's background similarity to the off-topic bank, when that rule applied."""
     mode: str = "hybrid"
 
 
@@ -77,11 +77,25 @@ class Index:
         return self.meta["model"]["spec"]
 
     @property
+    def legacy_gate(self) -> bool:
+        """Built before the relevance rule (see ``threshold``): its threshold is a cosine floor."""
+        return self.meta["min_score"].get("gate") != GATE
+
+    @property
     def min_score(self) -> float:
-        """The threshold in force: the calibrated one (``eval --calibrate``) if any, else the
-        build-time one."""
-        record = self.meta.get("calibrated") or self.meta["min_score"]
-        return float(record["value"])
+        """The cut in force: the calibrated one (``eval --calibrate``) if any and made for this
+        index's rule, else the build-time one."""
+        calibrated = self.meta.get("calibrated")
+        if calibrated and calibrated.get("gate") == self.meta["min_score"].get("gate"):
+            return float(calibrated["value"])
+        return float(self.meta["min_score"]["value"])
+
+    def background_similarity(self, query_vector: np.ndarray) -> float:
+        return background_similarity(query_vector, self.background, self.legacy_gate)
+
+    def answer_threshold(self, background: float, cut: float | None = None) -> float:
+        """The cosine a passage must reach for a question with this background similarity."""
+        return answer_threshold(self.min_score if cut is None else cut, background, self.legacy_gate)
 
     @property
     def corpus_language(self) -> str | None:
@@ -209,16 +223,16 @@ class Index:
 
         The decision reads cosine similarity whatever ranked the rows (fused or BM25 scores
         have no threshold of their own): without ``min_score`` a passage must reach the index's
-        ``min_score`` and be at least as close to the question as the nearest off-topic bank
-        question is. An explicit ``min_score`` replaces both rules. A passage containing a code
-        or reference the question names verbatim is an answer whatever its score (not in dense
-        mode).
+        cut plus the question's background similarity to the off-topic bank (see
+        ``threshold``). An explicit ``min_score`` is a plain cosine threshold instead. A passage
+        containing a code or reference the question names verbatim is an answer whatever its
+        score (not in dense mode).
         """
         offtopic = None
         threshold = min_score
         if threshold is None:
-            offtopic = background_floor(query_vector, self.background)
-            threshold = max(self.min_score, offtopic)
+            offtopic = self.background_similarity(query_vector)
+            threshold = self.answer_threshold(offtopic)
         found = [
             r
             for r in self.ranked(question, query_vector, k, mode, paths)

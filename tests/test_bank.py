@@ -67,3 +67,22 @@ def test_a_damaged_cache_file_is_embedded_again(tmp_path, fake_embedder, monkeyp
     vectors = bank_vectors(fake_embedder)
     assert vectors.shape == (len(offtopic_bank()), fake_embedder.dim)
     np.testing.assert_allclose(np.load(path), vectors)
+
+
+def test_no_bank_question_duplicates_an_evaluation_question():
+    """The bank must not know the eval sets' questions (issue 14): no bank row may be a near-copy,
+    paraphrase or translation of a question in tests/data/*.jsonl or in the shared sets beside
+    the checkout (../shared/data/*/questions.jsonl, when present). See ``bank.near_duplicates``."""
+    from pathlib import Path
+
+    from semsearch.bank import near_duplicates
+    from semsearch.evaluation import load_questions
+
+    root = Path(__file__).resolve().parents[1]
+    files = sorted((root / "tests" / "data").glob("*.jsonl"))
+    files += sorted((root.parent / "shared" / "data").glob("*/questions.jsonl"))
+    questions = [q.question for f in files for q in load_questions(f)]
+    embedder = load_embedder(DEFAULT_MODEL)
+    bank = offtopic_bank()
+    pairs = near_duplicates(bank_vectors(embedder), embedder.embed_queries(questions))
+    assert [(bank[i][1], questions[j]) for i, j, *_ in pairs] == []

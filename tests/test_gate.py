@@ -1,0 +1,101 @@
+"""The no-answer gate (issue 14): relevance = best cosine minus the question's background
+similarity to the off-topic bank, cut per corpus at build time (see ``threshold``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from semsearch.evaluation import Question, QuestionResult
+from semsearch.index import load_index
+from semsearch.threshold import (
+    GATE,
+    answer_threshold,
+    background_similarity,
+    calibrate,
+    choose_cut,
+    top_mean,
+)
+
+
+def unit(*rows):
+    matrix = np.asarray(rows, dtype=np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def test_background_similarity_is_the_mean_of_the_three_nearest_bank_questions():
+    bank = unit([1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0])
+    query = unit([1, 0, 0])[0]
+    expected = (1 + 1 / np.sqrt(2) + 0) / 3
+    assert background_similarity(query, bank) == pytest.approx(expected, abs=1e-6)
+    assert background_similarity(query, bank, legacy=True) == pytest.approx(1.0)
+    assert background_similarity(query, np.zeros((0, 3), np.float32)) == -1.0
+
+
+def test_answer_threshold_adds_the_cut_to_the_background_legacy_takes_the_higher():
+    assert answer_threshold(0.02, 0.80) == pytest.approx(0.82)
+    assert answer_threshold(0.77, 0.80, legacy=True) == 0.80
+    assert answer_threshold(0.85, 0.80, legacy=True) == 0.85
+
+
+def test_top_mean_takes_what_there_is():
+    assert top_mean(np.array([[0.1, 0.5, 0.3, 0.9]])).tolist() == pytest.approx([(0.9 + 0.5 + 0.3) / 3])
+    assert top_mean(np.array([[0.4, 0.2]])).tolist() == pytest.approx([0.3])
+
+
+def test_the_cut_lies_between_the_two_references():
+    off = np.linspace(-0.08, 0.0, 50)  # 90th percentile -0.008
+    on = np.linspace(0.02, 0.10, 50)  # 10th percentile 0.028
+    assert choose_cut(off, on) == pytest.approx((-0.008 + 0.028) / 2, abs=1e-3)
+    assert choose_cut(off, np.empty(0)) == pytest.approx(np.percentile(off, 90))
+    assert choose_cut(np.empty(0), on) == pytest.approx(np.percentile(on, 10))
+    assert choose_cut(np.empty(0), np.empty(0)) == 0.0
+
+
+def test_eval_decides_as_ask_does():
+    """``QuestionResult.passes_at`` and ``Index.search`` both go through ``answer_threshold``."""
+    question = Question(line=1, question="q")
+    for legacy in (False, True):
+        result = QuestionResult(question, object(), 0.84, None, 0.81, 0.02, legacy=legacy)
+        assert result.passes == (answer_threshold(0.02, 0.81, legacy) <= 0.84)
+    assert QuestionResult(question, object(), 0.84, None, 0.81, 0.02).relevance == pytest.approx(0.03)
+
+
+def test_calibration_records_the_cut_and_keeps_every_language_as_background(fake_embedder, monkeypatch):
+    from semsearch import threshold
+    from semsearch.chunking import Chunk, embedding_text
+
+    bank = [("pl", f"pogoda jutro {i}") for i in range(8)]
+    bank += [("en", f"weather tomorrow {i}") for i in range(8)]
+    monkeypatch.setattr(threshold, "offtopic_bank", lambda: bank)
+    chunks = [
+        Chunk(f"c#{i}", "c.md", ("Kuchnia", f"przepis na pierogi {i}"), f"przepis na pierogi {i}", 1, 1, 5)
+        for i in range(5)
+    ]
+    vectors = fake_embedder.embed_passages([embedding_text(c) for c in chunks])
+    calibration = calibrate(fake_embedder, vectors, chunks)
+    assert calibration.record["gate"] == GATE
+    assert calibration.record["value"] == pytest.approx(calibration.min_score, abs=1e-6)
+    assert {bank[i][0] for i in calibration.background_rows} == {"pl", "en"}
+    assert json.dumps(calibration.record)
+
+
+@pytest.mark.parametrize(
+    ("question", "answered"),
+    [
+        ("Ile mam dni na zwrot towaru?", True),  # issue 14: refused by the nearest-bank-question rule
+        ("Chcę odzyskać to, co zapłaciłem", True),
+        ("Jaka jest pogoda w Krakowie?", False),
+        ("How long do I boil an egg?", False),  # an English question about a Polish shop's docs
+    ],
+)
+def test_the_gate_on_the_sample_docs(sample_index, question, answered):
+    from semsearch.index import embedder_for
+
+    index = load_index(sample_index)
+    assert index.meta["min_score"]["gate"] == GATE
+    vector = embedder_for(index).embed_queries([question])[0]
+    result = index.search(question, vector, k=3)
+    assert bool(result.hits) == answered, (result.min_score, [h.score for h in result.hits])
