@@ -54,7 +54,10 @@ class Answer:
         if self.offtopic_score is None:
             rule = f"the cosine cutoff {self.threshold:.3f} you set"
         else:
-            rule = f"the threshold {self.threshold:.3f} for this question"
+            rule = (
+                f"this question's threshold {self.threshold:.3f} "
+                "(set by its nearest off-topic bank questions)"
+            )
         if self.answered:
             return f"{len(self.hits)} passage(s) reach {rule}"
         return f"no passage reaches {rule}; the indexed documents seem not to cover it"

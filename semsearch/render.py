@@ -176,7 +176,8 @@ def print_build_summary(report: BuildReport) -> None:
     _say(
         ("Indexed", "green"),
         f" {report.files} files into {report.chunks} chunks in {report.seconds:.1f} s → {where}/ "
-        f"({_changes(report)}; {report.embedded} chunks embedded{resumed}; min score {report.min_score:.3f})",
+        f"({_changes(report)}; {report.embedded} chunks embedded{resumed}; "
+        f"no-answer margin {report.min_score:+.3f})",
     )
 
 
@@ -388,6 +389,7 @@ def info_json(index: Index) -> dict:
         "files": len(files),
         "chunks": len(index.chunks),
         "min_score": meta["min_score"],
+        "gate": gate_json(index),
         "built_at": meta.get("built_at"),
         "semsearch_version": meta.get("semsearch_version"),
         "excludes": meta.get("excludes", []),
@@ -397,19 +399,36 @@ def info_json(index: Index) -> dict:
     }
 
 
+def gate_json(index: Index) -> dict:
+    """The no-answer gate in force: what its number is, and where it comes from."""
+    calibrated = index.meta.get("calibrated")
+    in_force = calibrated if calibrated and index.min_score == calibrated.get("value") else None
+    return {
+        "rule": "cosine floor (older index)" if index.legacy_gate else "margin over the off-topic bank",
+        "value": round(index.min_score, 6),
+        "origin": "calibrate" if in_force else "build",
+        "calibrated_on": in_force.get("questions") if in_force else None,
+        "build_value": index.meta["min_score"]["value"],
+    }
+
+
+def gate_words(gate: dict) -> str:
+    if gate["rule"].startswith("cosine"):
+        number = f"cosine floor {gate['value']:.3f} (index built by an older semsearch)"
+    else:
+        number = f"margin {gate['value']:+.3f} over each question's nearest off-topic bank questions"
+    if gate["origin"] == "calibrate":
+        return f"{number}, calibrated on {gate['calibrated_on']} labelled questions"
+    return f"{number}, derived at build time"
+
+
 def print_info(index: Index) -> None:
     data = info_json(index)
-    threshold = data["min_score"]
-    origin = (
-        f"calibrated on {threshold.get('questions')} labelled questions"
-        if threshold.get("source") == "calibrate"
-        else "derived at build time from the off-topic bank"
-    )
     _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
     _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
     budget = data["chunking"]["max_tokens"]
     _say(f"  content    {data['files']} files, {data['chunks']} chunks (≤ {budget} tokens)")
-    _say(f"  threshold  {threshold['value']:.3f}, {origin}")
+    _say(f"  no answer  {gate_words(data['gate'])}")
     _say(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")
     if data["excludes"]:
         _say(f"  excludes   {', '.join(data['excludes'])}")

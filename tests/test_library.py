@@ -28,7 +28,7 @@ def test_search_returns_hits_with_locations_and_says_why(sample_index):
     first = answer.hits[0]
     assert first.source == "dostawa.md" and first.location.startswith("dostawa.md › ")
     assert first.lines[0] <= first.lines[1] and first.text.strip()
-    assert first.score >= answer.threshold and "reach the threshold" in answer.reason
+    assert first.score >= answer.threshold and "reach this question's threshold" in answer.reason
     assert not refused.answered and refused.hits == [] and refused.reason.startswith("no passage reaches")
 
 

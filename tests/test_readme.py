@@ -187,3 +187,20 @@ def test_readme_example_is_what_semsearch_prints(example, request, tmp_path, mon
         sample_index = request.getfixturevalue("sample_index")
         result = run(example, ["--index", str(sample_index)])
     assert_output_matches(example, result.stdout)
+
+
+def python_examples() -> list[str]:
+    """The README's ```python blocks."""
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_the_readme_python_example_runs_against_the_sample_index(sample_index, monkeypatch, capsys):
+    examples = python_examples()
+    assert examples, "the README shows how to use semsearch from Python"
+    monkeypatch.chdir(sample_index.parent)  # the example opens "index"
+    for code in examples:
+        exec(compile(code, "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("True ") and "reach this question's threshold" in lines[0]
+    hits = lines[1:]
+    assert 1 <= len(hits) <= 3 and all(re.match(r"0\.\d{3} \S+\.md › ", hit) for hit in hits), lines
