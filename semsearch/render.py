@@ -328,6 +328,12 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         f" ({m['answerable']} answerable, {m['unanswerable']} not), {report.mode} search",
     )
     _say(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {m['mrr']}")
+    recall = m.get("recall") or {}
+    if set(recall) - {"1", "3"}:
+        _say(
+            "  recall@k (the right passage anywhere in the top k): "
+            + "   ".join(f"@{n} {_pct(value)}" for n, value in recall.items())
+        )
     _say(
         f"  threshold {report.min_score:.3f}: answered {_pct(m['answered'])} of answerable "
         f"({_pct(m['answered_correct'])} answered and right first), "
@@ -372,10 +378,15 @@ def question_cut(asked: str, searched: str, limit: int) -> None:
     )
 
 
-def stale_warning(changed: list[str]) -> None:
+def stale_warning(changed: list[str], index: Index) -> None:
     if changed:
+        import shlex
+
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
-        warning(f"{len(changed)} file(s) changed since the index was built ({shown}); run `semsearch build`")
+        command = (
+            f"semsearch build {shlex.quote(index.meta['docs_root'])} --index {shlex.quote(str(index.path))}"
+        )
+        warning(f"{len(changed)} file(s) changed since the index was built ({shown}); run `{command}`")
 
 
 def info_json(index: Index) -> dict:

@@ -291,3 +291,20 @@ def peek_meta(folder: Path) -> dict | None:
         return check_meta(_read_meta_object(folder), "")
     except IndexCorruptError:
         return None
+
+
+def find_index(start: Path, name: str = "index") -> Path | None:
+    """The nearest ``name/`` folder that is a semsearch index, from ``start`` up to the root
+    (as git finds ``.git``), or None."""
+    for folder in (start, *start.parents):
+        candidate = folder / name
+        if candidate.is_dir() and is_semsearch_index(candidate):
+            return candidate
+    return None
+
+
+def recorded_docs(index_dir: Path) -> Path | None:
+    """The documents folder the index at ``index_dir`` was built from, if it still exists."""
+    meta = peek_meta(Path(index_dir))
+    docs = Path(meta["docs_root"]) if meta else None
+    return docs if docs is not None and docs.is_dir() else None

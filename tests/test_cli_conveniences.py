@@ -1,0 +1,114 @@
+"""What a user of ripgrep, gh or llm reaches for: --version, -h, unquoted questions, one-line
+usage errors, an index found from any folder of the project, rebuilds without retyping DOCS."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from semsearch.cli import app
+
+from .conftest import SAMPLE_DOCS, write
+
+runner = CliRunner()
+
+
+def run(*args, **kwargs):
+    return runner.invoke(app, [str(a) for a in args], **kwargs)
+
+
+def test_version_and_short_help():
+    from semsearch import __version__
+
+    assert run("--version").stdout.strip() == f"semsearch {__version__}"
+    short = run("ask", "-h")
+    assert short.exit_code == 0 and "Usage" in short.stdout and "--index" in short.stdout
+
+
+def test_a_question_needs_no_quotes(sample_index):
+    quoted = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json")
+    unquoted = run(
+        "ask", "Ile", "kosztuje", "dostawa", "do", "paczkomatu?", "--index", sample_index, "--json"
+    )
+    assert quoted.exit_code == unquoted.exit_code == 0
+    assert json.loads(quoted.stdout)["results"] == json.loads(unquoted.stdout)["results"]
+    assert json.loads(unquoted.stdout)["question"] == "Ile kosztuje dostawa do paczkomatu?"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["ask", "x", "-k", "0"], "Invalid value for '-k' / '--top': 0 is not in the range x>=1."),
+        (["ask", "x", "--topp", "3"], "No such option: --topp (Possible options: --top)"),
+        (["serach"], "No such command 'serach'."),
+        (["eval", "q.jsonl", "-k", "1,x"], "expected positive whole numbers separated by commas"),
+    ],
+)
+def test_usage_errors_are_one_line_with_the_suggestion(args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    assert message in result.stderr and "--help`" in result.stderr
+
+
+def test_the_nearest_index_is_found_from_any_folder_below_it(sample_index, tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    shutil.copytree(sample_index, project / "index")
+    (project / "src" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(project / "src" / "deep")
+    monkeypatch.delenv("SEMSEARCH_INDEX", raising=False)
+    info = run("info", "--json")
+    assert info.exit_code == 0 and json.loads(info.stdout)["index"] == str(project / "index")
+    assert run("ask", "Ile kosztuje dostawa do paczkomatu?").exit_code == 0
+    monkeypatch.setenv("SEMSEARCH_INDEX", str(tmp_path / "elsewhere"))
+    missing = run("info")
+    assert missing.exit_code == 2 and str(tmp_path / "elsewhere") in missing.stderr
+
+
+def test_build_without_docs_rebuilds_the_folder_the_index_records(sample_index, tmp_path):
+    index = tmp_path / "index"
+    shutil.copytree(sample_index, index)
+    result = run("build", "--index", index, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["up_to_date"] is True  # SAMPLE_DOCS, as recorded
+
+
+def test_build_of_a_file_says_it_is_a_file(tmp_path):
+    result = run("build", SAMPLE_DOCS / "zwroty.md", "--index", tmp_path / "index")
+    assert (
+        result.exit_code == 2 and "zwroty.md is a file; DOCS is the folder of Markdown files" in result.stderr
+    )
+
+
+def test_the_stale_warning_gives_the_command_that_works(sample_index, tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(SAMPLE_DOCS, docs)
+    index = tmp_path / "index"
+    shutil.copytree(sample_index, index)
+    meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
+    (index / "meta.json").write_text(json.dumps({**meta, "docs_root": str(docs)}), encoding="utf-8")
+    write(docs / "nowy.md", "# Nowy\n\nNowy plik.\n")
+    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", index)
+    assert f"run `semsearch build {docs} --index {index}`" in result.stderr
+
+
+def test_eval_recall_at_several_k_and_warnings(sample_index, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {"question": "Ile kosztuje dostawa do paczkomatu?", "source": "dostawa.md"},
+        {"question": "Co oznacza błąd PAY-517?", "answr": "PAY-517"},
+    ]
+    questions.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    result = run("eval", questions, "--index", sample_index, "-k", "1,3,10,50", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert list(data["recall"]) == ["1", "3", "10", "50"]
+    assert data["recall"]["1"] <= data["recall"]["3"] <= data["recall"]["10"] <= data["recall"]["50"] == 1.0
+    assert "line 2: unknown key 'answr' ignored" in result.stderr
+    copy = tmp_path / "copy"
+    shutil.copytree(sample_index, copy)
+    calibrated = run("eval", questions, "--index", copy, "--calibrate")
+    assert "calibrating on 2 questions: the threshold will be noisy" in calibrated.stderr
