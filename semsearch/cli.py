@@ -222,6 +222,14 @@ def evaluate_questions(
         render.print_eval(report, calibrated=calibrate)
 
 
+@app.command("mcp")
+def mcp_server(index: IndexOption = Path("index")) -> None:
+    """Serve the index to language-model clients (Claude Code, Cursor...) over MCP on stdio."""
+    from .mcp_server import serve
+
+    serve(index)
+
+
 def main() -> None:
     # OpenMP threads sleep rather than spin while they wait (read when the engine loads; a
     # user's own setting wins): a busy laptop's other programs keep their cores (bench/).
