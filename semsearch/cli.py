@@ -302,6 +302,14 @@ def evaluate_questions(
         render.print_eval(report, calibrated=calibrate)
 
 
+@app.command("mcp")
+def mcp_server(index: IndexOption = None) -> None:
+    """Serve the index to language-model clients (Claude Code, Cursor...) over MCP on stdio."""
+    from .mcp_server import serve
+
+    serve(_index(index).absolute())
+
+
 CALIBRATE_MIN_QUESTIONS = 30
 
 

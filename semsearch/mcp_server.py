@@ -1,0 +1,436 @@
+"""``semsearch mcp``: an index served to language-model clients (Claude Code, Cursor...) as an
+MCP server over stdio, with three read-only tools: ``search``, ``get_passage`` and ``index_info``.
+
+- One ``Collection``, opened on the first call (a server started before its index exists works
+  once it is built) and reopened when a build or ``eval --calibrate`` replaced the index: a build
+  swaps the index folder (a new inode), a calibration replaces ``meta.json``; two ``stat`` calls
+  per call tell. The loaded model is kept when the new index uses the same one.
+- One call at a time: a search takes milliseconds, and a reopen closes the collection that a
+  concurrent call would be reading.
+- Passages are read from the index, not from the live files: the lines and sections that
+  ``search`` reports are those of the indexed text (an edited file's would drift), a passage
+  reads the same text that was searched, and the tools can read nothing but indexed text.
+- A library error (no index, a bad argument) is a tool error (``isError``) in words the model
+  can act on; the server keeps serving. Nothing but the protocol goes to stdout: the SDK points
+  file descriptor 1 at stderr while serving, and logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Literal
+
+from . import __version__
+from .chunking import PATH_SEPARATOR, Chunk
+from .collection import Collection
+from .embedders import Embedder
+from .errors import IndexCorruptError, IndexMissingError, SemsearchError
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
+    from pydantic import Field
+    from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
+except ImportError as exc:  # not installed, or version 1 (no mcpserver)
+    raise SemsearchError(
+        f"the MCP server needs the mcp package, version 2 or later ({exc}); "
+        "install it with `pip install 'semsearch[mcp]'`"
+    ) from exc
+
+MAX_K = 50
+"""More passages than this would flood the model's context for little gain."""
+MAX_PASSAGE_CHARS = 20_000
+"""What ``get_passage`` returns at most (about 5,000 tokens); it says where to continue."""
+MAX_LISTED_FILES = 200
+STALE_CHECK_SECONDS = 2.0
+"""Files changed since the build are looked up at most this often (a walk of the docs folder:
+0.3 ms for ten files, but about a third of a second for ten thousand), and never more often
+than every ten times the last walk's cost."""
+
+SEARCH = """\
+Search a folder of Markdown documents (indexed with semsearch) for the passages that answer a \
+question, by meaning rather than exact words, in any language.
+
+Call it before answering a question these documents may cover, and again with other words when \
+the first passages are not enough. Returns the best passages with their file (`source`), \
+section path and line numbers, cosine `score`, and `text`; cite the file and section of what \
+you use. `answered` says whether any passage passed the index's relevance gate and `reason` \
+why: when `answered` is false (no hits), the documents do not answer the question, so say so \
+rather than answering from memory. `stale` lists documents changed since the index was built \
+(their latest edits are not searched)."""
+
+GET_PASSAGE = """\
+Read indexed text of one Markdown document from the same folder as `search`: the passages of a \
+section (subsections included), of a range of lines, or of the whole file, in document order.
+
+Use it to read more around a search hit: pass the hit's `source` and `section` for its whole \
+section, or `start_line`/`end_line` for the lines you need. Text is returned as indexed (the \
+version `search` saw); a long result is cut at about 20,000 characters and `next_start_line` \
+says where to continue."""
+
+INDEX_INFO = """\
+Describe the document index behind `search`: its documents folder, files, passage count, \
+embedding model, relevance threshold and where it comes from, when it was built, and which \
+documents changed since (they need a rebuild with `semsearch build` to be searchable)."""
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+
+
+class Stale(TypedDict):
+    files: Annotated[list[str], Field(description="Files added, removed or modified since the build.")]
+    note: str
+
+
+class SearchHit(TypedDict):
+    rank: int
+    source: Annotated[str, Field(description="The file, relative to the documents folder.")]
+    section: Annotated[str, Field(description="Heading path, 'Title › Subsection'.")]
+    start_line: int
+    end_line: int
+    location: str
+    score: Annotated[float, Field(description="Cosine similarity to the question.")]
+    keyword_score: Annotated[float | None, Field(description="BM25 score (null in dense mode).")]
+    text: str
+
+
+class SearchResult(TypedDict):
+    answered: Annotated[bool, Field(description="Whether any passage passed the relevance gate.")]
+    reason: str
+    hits: list[SearchHit]
+    question: Annotated[str, Field(description="The question as searched.")]
+    question_cut: Annotated[bool, Field(description="Whether it was cut to the model's input limit.")]
+    mode: str
+    threshold: Annotated[float, Field(description="The cosine a passage had to reach.")]
+    stale: Stale | None
+
+
+class Passage(TypedDict):
+    section: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+class PassageResult(TypedDict):
+    source: str
+    passages: list[Passage]
+    truncated: bool
+    next_start_line: Annotated[
+        int | None, Field(description="Where to continue with start_line, when truncated.")
+    ]
+    stale: Stale | None
+
+
+class IndexInfo(TypedDict):
+    index: str
+    docs_folder: str
+    files: int
+    file_names: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES} files.")]
+    chunks: Annotated[int, Field(description="Indexed passages.")]
+    model: str
+    threshold: float
+    threshold_origin: str
+    built_at: str | None
+    semsearch_version: str | None
+    changed_files: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES}.")]
+    stale: Stale | None
+
+
+Question = Annotated[
+    str, Field(min_length=1, description="The question, in any language, as a full sentence.")
+]
+K = Annotated[int, Field(ge=1, le=MAX_K, description="How many passages at most.")]
+Mode = Annotated[
+    Literal["hybrid", "dense", "keyword"],
+    Field(
+        description="hybrid (default): by meaning, plus exact words when the question names a "
+        "number, code or quoted phrase; dense: by meaning only; keyword: exact words only (BM25)."
+    ),
+]
+Paths = Annotated[
+    tuple[str, ...],
+    Field(
+        description="Search only files matching these .gitignore-style patterns, relative to the "
+        "documents folder (e.g. ['faq/**', 'terms.md']); empty: all files."
+    ),
+]
+Source = Annotated[str, Field(description="The file, as `source` in a search hit.")]
+Section = Annotated[
+    str | None,
+    Field(
+        description="A heading path, as `section` in a search hit: that whole section, subsections included."
+    ),
+]
+StartLine = Annotated[int | None, Field(ge=1, description="First line wanted (1-based).")]
+EndLine = Annotated[int | None, Field(ge=1, description="Last line wanted (inclusive).")]
+
+
+class Library:
+    """The index behind the tools (see the module docstring), and the tools themselves."""
+
+    def __init__(self, index: str | Path, embedder: Embedder | None = None):
+        self.path = Path(index).absolute()
+        self._embedder = embedder
+        self._collection: Collection | None = None
+        self._stamp: tuple[int, ...] | None = None
+        self._changed: list[str] = []
+        self._changed_until = 0.0
+        self._lock = threading.Lock()
+
+    # The tools
+
+    def search(self, question: Question, k: K = 5, mode: Mode = "hybrid", paths: Paths = ()) -> SearchResult:
+        with self._call() as collection:
+            answer = collection.search(question, k, mode=mode, paths=paths)
+            self._embedder = collection.embedder  # loaded now: kept across reopens
+            stale = self._stale(collection)
+        return SearchResult(
+            answered=answer.answered,
+            reason=answer.reason,
+            hits=[
+                SearchHit(
+                    rank=hit.rank,
+                    source=hit.source,
+                    section=hit.section,
+                    start_line=hit.lines[0],
+                    end_line=hit.lines[1],
+                    location=hit.location,
+                    score=round(hit.score, 4),
+                    keyword_score=None if hit.keyword_score is None else round(hit.keyword_score, 4),
+                    text=hit.text,
+                )
+                for hit in answer.hits
+            ],
+            question=answer.question,
+            question_cut=answer.question_cut,
+            mode=answer.mode,
+            threshold=round(answer.threshold, 4),
+            stale=stale,
+        )
+
+    def get_passage(
+        self,
+        source: Source,
+        section: Section = None,
+        start_line: StartLine = None,
+        end_line: EndLine = None,
+    ) -> PassageResult:
+        with self._call() as collection:
+            chunks = _file_chunks(collection, source)
+            if section is not None:
+                chunks = _in_section(chunks, source, section)
+            if start_line is not None or end_line is not None:
+                chunks = _in_lines(chunks, source, start_line, end_line)
+            passages: list[Passage] = []
+            size = 0
+            next_start_line = None
+            for chunk in chunks:
+                if passages and size + len(chunk.text) > MAX_PASSAGE_CHARS:
+                    next_start_line = chunk.start_line
+                    break
+                passages.append(_passage(chunk))
+                size += len(chunk.text)
+            changed = source in self._changed_files(collection)
+        return PassageResult(
+            source=source,
+            passages=passages,
+            truncated=next_start_line is not None,
+            next_start_line=next_start_line,
+            stale=Stale(files=[source], note=f"{source} changed since the build; this is the indexed text")
+            if changed
+            else None,
+        )
+
+    def index_info(self) -> IndexInfo:
+        with self._call() as collection:
+            index = collection.index
+            meta = index.meta
+            files = list(meta.get("files", {}))
+            changed = self._changed_files(collection, fresh=True)
+            stale = self._stale(collection)
+        calibrated = meta.get("calibrated")
+        if calibrated:
+            origin = f"calibrated with `semsearch eval --calibrate` ({calibrated.get('method')})"
+        else:
+            origin = "derived at build time from a bank of off-topic questions"
+        origin += "; a passage must also be closer to the question than the nearest off-topic question"
+        return IndexInfo(
+            index=str(self.path),
+            docs_folder=meta["docs_root"],
+            files=len(files),
+            file_names=files[:MAX_LISTED_FILES],
+            chunks=len(index.chunks),
+            model=index.model,
+            threshold=round(index.min_score, 4),
+            threshold_origin=origin,
+            built_at=meta.get("built_at"),
+            semsearch_version=meta.get("semsearch_version"),
+            changed_files=changed[:MAX_LISTED_FILES],
+            stale=stale,
+        )
+
+    # The index behind them
+
+    @contextmanager
+    def _call(self) -> Iterator[Collection]:
+        """One call at a time, on the index as it is now; library errors become tool errors."""
+        with self._lock:
+            try:
+                yield self._current()
+            except SemsearchError as exc:
+                raise ToolError(self._message(exc)) from exc
+
+    def _current(self) -> Collection:
+        stamp = _stamp(self.path)
+        if self._collection is not None and stamp is not None and stamp == self._stamp:
+            return self._collection
+        if self._collection is not None:
+            print(f"semsearch: {self.path} changed on disk; reopening it", file=sys.stderr)
+            self._collection.close()
+            self._collection = None
+        collection = Collection(self.path, embedder=self._embedder)
+        if self._embedder is not None and self._embedder.spec != collection.index.model:
+            collection.close()
+            collection = Collection(self.path)  # rebuilt with another model: load that one
+        self._collection, self._stamp = collection, stamp
+        self._changed_until = 0.0
+        return collection
+
+    def _changed_files(self, collection: Collection, fresh: bool = False) -> list[str]:
+        now = time.monotonic()
+        if fresh or now >= self._changed_until:
+            self._changed = collection.changed_files()
+            cost = time.monotonic() - now
+            self._changed_until = time.monotonic() + max(STALE_CHECK_SECONDS, 10 * cost)
+        return self._changed
+
+    def _stale(self, collection: Collection) -> Stale | None:
+        changed = self._changed_files(collection)
+        if not changed:
+            return None
+        return Stale(
+            files=changed[:20],
+            note=f"{len(changed)} file(s) changed since the index was built: results reflect the "
+            f"indexed versions; rebuild with `semsearch build {collection.index.meta['docs_root']} "
+            f"--index {self.path}`",
+        )
+
+    def _message(self, exc: SemsearchError) -> str:
+        if isinstance(exc, IndexMissingError):
+            return f"{exc}; build it with `semsearch build DOCS --index {self.path}`"
+        if isinstance(exc, IndexCorruptError):
+            return f"{exc}; rebuild it with `semsearch build DOCS --index {self.path}`"
+        return str(exc)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._collection is not None:
+                self._collection.close()
+                self._collection = None
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What changes when a build swaps the index folder or a calibration rewrites meta.json."""
+    try:
+        folder = os.stat(path)
+        meta = os.stat(path / "meta.json")
+    except OSError:
+        return None
+    return (folder.st_dev, folder.st_ino, meta.st_ino, meta.st_mtime_ns, meta.st_size)
+
+
+def _file_chunks(collection: Collection, source: str) -> Iterator[Chunk]:
+    """The chunks of ``source`` in document order, read one by one (a file may have thousands)."""
+    files = collection.index.meta.get("files", {})
+    record = files.get(source)
+    if record is None:
+        close = difflib.get_close_matches(source, list(files), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; index_info lists the files"
+        raise ToolError(f"no indexed file {source!r}{hint}")
+    chunks = collection.index.chunks
+    if record.get("chunks") == 0:
+        raise ToolError(f"{source} has no indexed text")
+    if "rows" in record:
+        start, end = record["rows"]
+        return (chunks[row] for row in range(start, end))
+    return (chunk for chunk in chunks if chunk.source == source)  # an index older than rows
+
+
+def _in_section(chunks: Iterator[Chunk], source: str, section: str) -> list[Chunk]:
+    wanted = tuple(part.strip() for part in section.split(PATH_SEPARATOR.strip()) if part.strip())
+    listed = list(chunks)
+    found = [chunk for chunk in listed if chunk.headings[: len(wanted)] == wanted]
+    if not found:
+        sections = list(dict.fromkeys(chunk.section for chunk in listed))
+        raise ToolError(f"{source} has no section {section!r}; its sections: " + "; ".join(sections[:30]))
+    return found
+
+
+def _in_lines(chunks, source: str, start: int | None, end: int | None) -> list[Chunk]:
+    low, high = start or 1, end or sys.maxsize
+    if high < low:
+        raise ToolError(f"end_line {end} is before start_line {start}")
+    listed = list(chunks)
+    found = [chunk for chunk in listed if chunk.end_line >= low and chunk.start_line <= high]
+    if not found:
+        span = f"lines {listed[0].start_line}–{listed[-1].end_line}" if listed else "no lines"
+        asked = f"lines {low}–{end}" if end else f"lines from {low}"
+        raise ToolError(f"no indexed text of {source} in {asked} (its indexed text spans {span})")
+    return found
+
+
+def _passage(chunk: Chunk) -> Passage:
+    return Passage(
+        section=chunk.section, start_line=chunk.start_line, end_line=chunk.end_line, text=chunk.text
+    )
+
+
+def _instructions(path: Path) -> str:
+    """What the server offers, naming the documents when the index already exists."""
+    from .store import peek_meta
+
+    meta = peek_meta(path)
+    about = ""
+    if meta:
+        files = list(meta.get("files", {}))
+        shown = ", ".join(files[:15]) + (f" and {len(files) - 15} more" if len(files) > 15 else "")
+        about = f" ({meta.get('docs_root')}: {shown})"
+    return (
+        f"Semantic search over a folder of Markdown documents{about}. Call `search` before "
+        "answering questions these documents may cover and cite the file and section you use; "
+        "an empty result means the documents do not answer the question. `get_passage` reads "
+        "more of a document, `index_info` describes the index."
+    )
+
+
+def create_server(library: Library) -> MCPServer:
+    """The MCP server offering ``library``'s tools."""
+    server = MCPServer(
+        "semsearch",
+        instructions=_instructions(library.path),
+        version=__version__,
+        log_level="WARNING",
+    )
+    server.add_tool(library.search, name="search", description=SEARCH, annotations=READ_ONLY)
+    server.add_tool(library.get_passage, name="get_passage", description=GET_PASSAGE, annotations=READ_ONLY)
+    server.add_tool(library.index_info, name="index_info", description=INDEX_INFO, annotations=READ_ONLY)
+    return server
+
+
+def serve(index: str | Path) -> None:
+    """Serve the index at ``index`` over stdio until the client closes the connection."""
+    library = Library(index)
+    server = create_server(library)
+    print(f"semsearch: MCP server on stdio for the index at {library.path}", file=sys.stderr)
+    try:
+        server.run("stdio")
+    finally:
+        library.close()

