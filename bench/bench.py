@@ -358,6 +358,7 @@ def case_search(work: Path, rows: int, repeat: int) -> None:
         "chunks": rows,
         "files": {},
         "docs_root": str(work),
+        "chunking": {"max_tokens": 300},
         "min_score": {"value": 0.0, "source": "build"},
         "offtopic": {"background_rows": list(range(300))},
     }

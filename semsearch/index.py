@@ -145,20 +145,19 @@ class Index:
             if spec.match_file(source):
                 if "rows" not in record:
                     raise IndexCorruptError(
-                        f"the index at {self.path}/ predates --path filters; "
-                        "rebuild it with `semsearch build`"
+                        f"the index at {self.path}/ predates path filters (no row ranges per file)"
                     )
                 start, end = record["rows"]
                 allowed[start:end] = True
         if not allowed.any():
-            raise UsageError(f"no indexed file matches --path {' '.join(paths)}")
+            raise UsageError(f"no indexed file matches the path pattern(s) {' '.join(paths)}")
         return allowed
 
     def keyword_index(self) -> KeywordIndex:
         if self.keywords is None:
             raise IndexCorruptError(
-                f"the index at {self.path}/ has no keyword index (built by an older semsearch); "
-                "rebuild it with `semsearch build`, or ask with --mode dense"
+                f"the index at {self.path}/ has no keyword index (built by an older semsearch; "
+                "dense mode needs none)"
             )
         return self.keywords
 

@@ -81,7 +81,7 @@ def test_path_filter_applies_before_top_k(sample_index):
 def test_a_path_matching_no_file_is_a_clear_error(sample_index):
     result = run("ask", "zwrot", "--index", sample_index, "--path", "nie-ma/**")
     assert result.exit_code == 2
-    assert "no indexed file matches --path nie-ma/**" in result.stderr
+    assert "no indexed file matches the path pattern(s) nie-ma/**" in result.stderr
 
 
 def test_context_prompt_puts_the_best_source_last_and_fits_the_budget(sample_index):
