@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from .chunking import Chunk
 from .embedders import Embedder
 from .errors import QuestionsError
 from .index import Index
+from .sources import docs_relative
 from .threshold import answer_threshold, is_answer
 
 MRR_DEPTH = 10
@@ -215,6 +216,12 @@ def evaluate(
 ) -> EvalReport:
     """Ask every question as ``semsearch ask --mode MODE`` would and score the answers;
     ``ks``: also report recall@k (the right passage anywhere in the top k) for these k."""
+    docs_root = index.meta.get("docs_root")
+    if docs_root:  # sources given as the shell completes them (docs/faq.md) or absolute
+        questions = [
+            replace(q, sources=tuple(docs_relative(source, Path(docs_root)) for source in q.sources))
+            for q in questions
+        ]
     vectors = embedder.embed_queries([q.question for q in questions])
     depth = max(k, 3, MRR_DEPTH, *ks)
     results = []

@@ -8,6 +8,7 @@ per-file fingerprints, thresholds), ``offtopic.npy`` (query vectors of the off-t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from .errors import IndexCorruptError, ModelError, UsageError
 from .keywords import KeywordIndex
 from .reader import StoredIndex, check_unit_rows, read_index
 from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank, references
-from .sources import changed_files
+from .sources import changed_files, docs_relative
 from .store import update_meta
 from .threshold import GATE, answer_threshold, background_similarity, is_answer
 
@@ -139,7 +140,8 @@ class Index:
             return None
         import pathspec
 
-        spec = pathspec.GitIgnoreSpec.from_lines(paths)
+        root = Path(self.meta["docs_root"])
+        spec = pathspec.GitIgnoreSpec.from_lines([docs_relative(pattern, root) for pattern in paths])
         allowed = np.zeros(len(self.chunks), dtype=bool)
         for source, record in self.meta["files"].items():
             if spec.match_file(source):
@@ -209,6 +211,11 @@ class Index:
             for i in rows
         ]
 
+    def _hit(self, rank: int, ranked: Ranked) -> Hit:
+        chunk = self.chunks[ranked.row]
+        path = _absolute(self.meta["docs_root"], chunk.source)
+        return Hit(rank=rank, score=ranked.score, chunk=chunk, keyword_score=ranked.keyword_score, path=path)
+
     def search(
         self,
         question: str,
@@ -237,11 +244,12 @@ class Index:
             for r in self.ranked(question, query_vector, k, mode, paths)
             if is_answer(r.score, r.exact, threshold)
         ]
-        hits = [
-            Hit(rank=n, score=r.score, chunk=self.chunks[r.row], keyword_score=r.keyword_score)
-            for n, r in enumerate(found, 1)
-        ]
+        hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
         return SearchResult(hits=hits, min_score=float(threshold), offtopic_score=offtopic, mode=mode)
+
+
+def _absolute(docs_root: str, source: str) -> str:
+    return os.path.join(docs_root, *source.split("/"))
 
 
 def load_index(index_dir: Path) -> Index:

@@ -89,11 +89,26 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return folded[: cut if cut > limit // 2 else limit].rstrip(" ,;:") + " …"
 
 
+def display_path(path: str) -> str:
+    """A path as ripgrep shows it: relative to the current folder when inside it, else absolute."""
+    import os
+
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def where(hit: Hit) -> str:
+    """``docs/zwroty.md:41``: a location a terminal and an editor can open."""
+    return f"{display_path(hit.path or hit.source)}:{hit.chunk.start_line}"
+
+
 def hit_dict(hit: Hit) -> dict:
     chunk = hit.chunk
     return {
         "rank": hit.rank,
         "score": round(hit.score, 6),
+        "location": where(hit),
+        "path": hit.path,
         "source": chunk.source,
         "section": chunk.section,
         "headings": list(chunk.headings),
@@ -140,7 +155,16 @@ def print_result(result: Answer) -> None:
         _say(f"No answer: {result.reason}.")
         return
     for hit in result.hits:
-        _say((f"{hit.score:.3f}", "bold cyan"), "  ", (hit.chunk.location, "bold"))
+        lines = (
+            f"line {hit.lines[0]}" if hit.lines[0] == hit.lines[1] else f"lines {hit.lines[0]}–{hit.lines[1]}"
+        )
+        _say(
+            (f"{hit.score:.3f}", "bold cyan"),
+            "  ",
+            (where(hit), "bold magenta"),
+            "  ",
+            (f"{hit.section or hit.source} ({lines})", "bold"),
+        )
         _say("       " + snippet(hit.chunk.text), style="dim" if hit.rank > 1 else None)
         _say()
 

@@ -18,6 +18,8 @@ class Hit:
     chunk: Chunk
     keyword_score: float | None = None
     """BM25 score (None in dense mode)."""
+    path: str | None = None
+    """The file's absolute path (the docs folder the index records, and ``source``)."""
 
     @property
     def source(self) -> str:

@@ -210,6 +210,30 @@ def read_source(path: Path, docs: Path) -> SourceFile | Skipped:
     )
 
 
+def docs_relative(pattern: str, docs: Path) -> str:
+    """A path pattern as the index knows files: relative to the docs folder. A pattern that
+    starts with a folder (or names a file) that exists inside the docs folder, written relative
+    to the current folder as shell completion gives it (``docs/faq/*.md``) or absolute, is made
+    relative to the docs folder; anything else is taken as given (a ``.gitignore``-style pattern
+    relative to the docs folder)."""
+    root = Path(docs).resolve()
+    parts = pattern.split("/")
+    for cut in range(len(parts), 0, -1):
+        head = "/".join(parts[:cut]) or "/"
+        candidate = Path(head).expanduser()
+        if not candidate.exists() or (cut < len(parts) and not candidate.is_dir()):
+            continue
+        try:
+            relative = candidate.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return pattern
+        if cut == len(parts):  # the pattern is that file or folder
+            return "**" if relative == "." else relative + ("/" if candidate.is_dir() else "")
+        rest = "/".join(parts[cut:])
+        return rest if relative == "." else f"{relative}/{rest}"
+    return pattern
+
+
 def changed_files(docs: Path, recorded: dict[str, dict], excludes: Sequence[str] = ()) -> list[str]:
     """Files added, removed or modified since the build, judged from sizes and mtimes only.
 

@@ -4,6 +4,7 @@ usage errors, an index found from any folder of the project, rebuilds without re
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -112,3 +113,52 @@ def test_eval_recall_at_several_k_and_warnings(sample_index, tmp_path):
     shutil.copytree(sample_index, copy)
     calibrated = run("eval", questions, "--index", copy, "--calibrate")
     assert "calibrating on 2 questions: the threshold will be noisy" in calibrated.stderr
+
+
+def test_locations_open_in_an_editor_and_paths_are_taken_as_the_shell_gives_them(sample_index, monkeypatch):
+    monkeypatch.chdir(SAMPLE_DOCS.parent)
+    question = "Ile mam dni na zwrot towaru?"
+    for pattern in ("regulamin.md", "docs/regulamin.md", str(SAMPLE_DOCS / "regulamin.md"), "docs/reg*.md"):
+        result = run("ask", question, "--path", pattern, "--index", sample_index, "--json")
+        assert result.exit_code == 0, (pattern, result.output)
+        hits = json.loads(result.stdout)["results"]
+        assert hits and {hit["source"] for hit in hits} == {"regulamin.md"}, pattern
+        first = hits[0]
+        assert first["path"] == str(SAMPLE_DOCS / "regulamin.md")
+        assert first["location"] == f"docs/regulamin.md:{first['start_line']}"
+    human = run("ask", question, "--path", "docs/", "--index", sample_index, "-k", "1")
+    assert human.exit_code == 0 and re.match(r"^0\.\d{3}  docs/\S+\.md:\d+  ", human.stdout)
+
+
+def test_eval_sources_may_be_written_as_the_shell_gives_them(sample_index, tmp_path, monkeypatch):
+    monkeypatch.chdir(SAMPLE_DOCS.parent)
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {"question": "Ile kosztuje dostawa do paczkomatu?", "source": "docs/dostawa.md"},
+        {"question": "Ile kosztuje dostawa do paczkomatu?", "source": str(SAMPLE_DOCS / "dostawa.md")},
+        {"question": "Ile kosztuje dostawa do paczkomatu?", "source": "dostawa.md"},
+    ]
+    questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    result = run("eval", questions, "--index", sample_index, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["top3"] == 1.0
+
+
+def test_path_patterns_become_docs_relative_only_when_they_lead_into_the_docs(tmp_path, monkeypatch):
+    from semsearch.sources import docs_relative
+
+    write(tmp_path / "docs" / "faq" / "a.md", "x")
+    write(tmp_path / "faq" / "outside.md", "x")  # a folder of the same name outside the docs
+    monkeypatch.chdir(tmp_path)
+    docs = tmp_path / "docs"
+    expected = {
+        "faq/a.md": "faq/a.md",  # docs-relative already (faq/a.md does not exist here)
+        "docs/faq/a.md": "faq/a.md",
+        str(docs / "faq" / "a.md"): "faq/a.md",
+        "docs/faq/*.md": "faq/*.md",
+        "docs/faq": "faq/",
+        "docs": "**",
+        "faq/**": "faq/**",  # ./faq exists but is not in the docs: taken as given
+        "*.md": "*.md",
+    }
+    assert {pattern: docs_relative(pattern, docs) for pattern in expected} == expected

@@ -185,6 +185,7 @@ def test_readme_example_is_what_semsearch_prints(example, request, tmp_path, mon
         result = run(example, [])
     else:
         sample_index = request.getfixturevalue("sample_index")
+        monkeypatch.chdir(REPO)  # as in the README: in the project folder, beside docs/
         result = run(example, ["--index", str(sample_index)])
     assert_output_matches(example, result.stdout)
 

@@ -301,7 +301,7 @@ def test_build_ask_and_info_with_names_that_are_not_utf8(latin1_names, tmp_path)
     asked = cli("ask", "w jakim terminie zwrot pieniędzy?", "--index", index, "-k", "1")
     assert_no_traceback(asked)
     assert asked.returncode == 0, asked.stderr
-    assert "bad\\xff.md › Zwroty › Termin" in asked.stdout
+    assert "bad\\xff.md:5  Zwroty › Termin (line 5)" in asked.stdout
     assert "changed since" not in asked.stderr
     info = cli("info", "--index", index, "--json")
     assert info.returncode == 0 and json.loads(info.stdout)["changed_since_build"] == []
@@ -373,7 +373,7 @@ def test_ask_prints_file_names_headings_and_snippets_literally(markup_folder):
     result = cli("ask", "paczka do paczkomatu", "--index", markup_folder / "idx[red]", "--min-score", "0")
     assert_no_traceback(result)
     assert result.returncode == 0, result.stderr
-    assert "[bold]x.md › [red]T › :smile: [b]B[/b] (line 5)" in result.stdout
+    assert "[bold]x.md:5  [red]T › :smile: [b]B[/b] (line 5)" in result.stdout
     assert "Paczka do paczkomatu idzie dwa dni [/]." in result.stdout
 
 
