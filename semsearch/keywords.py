@@ -224,29 +224,50 @@ class KeywordIndex:
 
 
 def build_keyword_index(texts: Sequence[str], language: str | None) -> KeywordIndex:
-    """BM25 (Lucene variant, k1 = 1.5, b = 0.75, bm25s defaults) over ``texts``."""
+    """BM25 (Lucene variant, k1 = 1.5, b = 0.75, bm25s defaults) over ``texts``.
+
+    Each text becomes token ids at once (a token string is kept once, in the vocabulary, not
+    once per occurrence: a 21 MB file made 5 million token strings); the matrix's columns are
+    then put in sorted-token order, which the vocabulary file's binary search needs.
+    """
     import bm25s
     from bm25s.tokenization import Tokenized
 
-    token_lists = [tokenize(text, language) for text in texts]
-    vocab = {token: i for i, token in enumerate(sorted({t for tokens in token_lists for t in tokens}))}
+    first_seen: dict[str, int] = {}
+    ids = [[first_seen.setdefault(t, len(first_seen)) for t in tokenize(text, language)] for text in texts]
     retriever = bm25s.BM25()
-    retriever.index(
-        Tokenized(ids=[[vocab[t] for t in tokens] for tokens in token_lists], vocab=vocab),
-        create_empty_token=False,
-        show_progress=False,
-    )
+    retriever.index(Tokenized(ids=ids, vocab=first_seen), create_empty_token=False, show_progress=False)
+    del ids
     weights = retriever.scores
-    if len(weights["indptr"]) != len(vocab) + 1:
+    if len(weights["indptr"]) != len(first_seen) + 1:
         raise AssertionError("bm25s returned a matrix that does not match the vocabulary")
+    tokens = list(first_seen)  # in id order
+    order = np.array(sorted(range(len(tokens)), key=tokens.__getitem__), dtype=np.int64)
+    data, indices, indptr = _columns_in_order(
+        np.asarray(weights["data"], dtype=np.float32),
+        np.asarray(weights["indices"], dtype=np.int32),
+        np.asarray(weights["indptr"], dtype=np.int64),
+        order,
+    )
     return KeywordIndex(
-        data=np.asarray(weights["data"], dtype=np.float32),
-        indices=np.asarray(weights["indices"], dtype=np.int32),
-        indptr=np.asarray(weights["indptr"], dtype=np.int64),
-        vocab=vocab,
+        data=data,
+        indices=indices,
+        indptr=indptr,
+        vocab={tokens[old]: new for new, old in enumerate(order.tolist())},
         rows=len(texts),
         language=language,
     )
+
+
+def _columns_in_order(
+    data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, order: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSC matrix with column ``j`` taken from column ``order[j]``."""
+    starts, lengths = indptr[order], np.diff(indptr)[order]
+    new_indptr = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_indptr[1:])
+    gather = np.repeat(starts - new_indptr[:-1], lengths) + np.arange(int(new_indptr[-1]), dtype=np.int64)
+    return data[gather], indices[gather], new_indptr
 
 
 def settings(language: str | None) -> dict:
