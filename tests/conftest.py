@@ -50,6 +50,16 @@ class HashingEmbedder:
         return len(text.split())
 
 
+def pierogi_chunks(count: int = 5):
+    """A cookbook's chunks, each titled and about "przepis na pierogi N" (calibration tests)."""
+    from semsearch.chunking import Chunk
+
+    return [
+        Chunk(f"c#{i}", "c.md", ("Kuchnia", f"przepis na pierogi {i}"), f"przepis na pierogi {i}", 1, 1, 5)
+        for i in range(count)
+    ]
+
+
 @pytest.fixture
 def fake_embedder():
     return HashingEmbedder()

@@ -19,6 +19,8 @@ from semsearch.threshold import (
     top_mean,
 )
 
+from .conftest import pierogi_chunks
+
 
 def unit(*rows):
     matrix = np.asarray(rows, dtype=np.float32)
@@ -65,15 +67,12 @@ def test_eval_decides_as_ask_does():
 
 def test_calibration_records_the_cut_and_keeps_every_language_as_background(fake_embedder, monkeypatch):
     from semsearch import threshold
-    from semsearch.chunking import Chunk, embedding_text
+    from semsearch.chunking import embedding_text
 
     bank = [("pl", f"pogoda jutro {i}") for i in range(8)]
     bank += [("en", f"weather tomorrow {i}") for i in range(8)]
     monkeypatch.setattr(threshold, "offtopic_bank", lambda: bank)
-    chunks = [
-        Chunk(f"c#{i}", "c.md", ("Kuchnia", f"przepis na pierogi {i}"), f"przepis na pierogi {i}", 1, 1, 5)
-        for i in range(5)
-    ]
+    chunks = pierogi_chunks()
     vectors = fake_embedder.embed_passages([embedding_text(c) for c in chunks])
     calibration = calibrate(fake_embedder, vectors, chunks)
     assert calibration.record["gate"] == GATE

@@ -15,7 +15,7 @@ from semsearch.index import load_index
 from semsearch.sources import discover
 from semsearch.threshold import background_floor, calibrate
 
-from .conftest import write
+from .conftest import pierogi_chunks, write
 
 
 @pytest.fixture
@@ -118,16 +118,12 @@ def test_progress_reports_every_chunk(fake_embedder):
 
 def test_calibration_drops_bank_questions_the_corpus_answers(fake_embedder, monkeypatch):
     from semsearch import threshold
-    from semsearch.chunking import Chunk
 
     bank = [("pl", f"pogoda jutro {i}") for i in range(10)] + [
         ("pl", f"przepis na pierogi {i}") for i in range(10)
     ]
     monkeypatch.setattr(threshold, "offtopic_bank", lambda: bank)
-    chunks = [
-        Chunk(f"c#{i}", "c.md", ("Kuchnia", f"przepis na pierogi {i}"), f"przepis na pierogi {i}", 1, 1, 5)
-        for i in range(5)
-    ]
+    chunks = pierogi_chunks()
     vectors = fake_embedder.embed_passages([embedding_text(c) for c in chunks])
     calibration = calibrate(fake_embedder, vectors, chunks)
     kept = calibration.background
