@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
-from . import render
+from . import render, render_build
 from .errors import IndexChangedError, IndexCorruptError, IndexMissingError, SemsearchError
 
 EXIT_NO_ANSWER = 1
@@ -171,7 +171,7 @@ def build(
     index = index or Path("index")
     if docs is None:
         docs = recorded_docs(index) or Path("docs")
-    with render.build_progress(disable=as_json) as progress:
+    with render_build.build_progress(disable=as_json) as progress:
         report = build_index(
             docs,
             index,
@@ -183,9 +183,9 @@ def build(
             dry_run=dry_run,
         )
     if as_json:
-        render.print_json(render.build_json(report))
+        render.print_json(render_build.build_json(report))
     else:
-        render.print_build_summary(report)
+        render_build.print_build_summary(report)
 
 
 @app.command()

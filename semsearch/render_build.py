@@ -1,0 +1,148 @@
+"""Terminal output of a build: progress while it runs, then its summary (or --json)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from .render import _say, console, warning
+
+if TYPE_CHECKING:
+    from .build import BuildReport
+    from .embedding import Step
+
+
+def _changes(report: BuildReport) -> str:
+    c = report.changes
+    return f"{c.new} new, {c.changed} changed, {c.removed} removed, {c.unchanged} unchanged"
+
+
+def print_build_summary(report: BuildReport) -> None:
+    for message in report.warnings:
+        warning(message)
+    for skipped in report.skipped:
+        warning(f"skipped {skipped.relative}: {skipped.reason}")
+    if report.full_reason:
+        _say(f"Full rebuild: {report.full_reason}", stderr=True)
+    where = str(report.index_dir)
+    if report.dry_run and not report.up_to_date:
+        _say(
+            f"Dry run: {report.files} files, {report.chunks} chunks ({_changes(report)}); a build would "
+            f"embed {report.embedded} chunks ({report.tokens:,} tokens), about "
+            f"{_duration(report.estimated_seconds or 0.0)} on this machine now; nothing written to {where}/"
+        )
+        return
+    if report.up_to_date:
+        _say(
+            ("Up to date", "green"),
+            f": {report.files} files, {report.chunks} chunks in {where}/ "
+            f"({_changes(report)}; nothing embedded)",
+        )
+        return
+    resumed = f", {report.resumed} kept from an interrupted build" if report.resumed else ""
+    _say(
+        ("Indexed", "green"),
+        f" {report.files} files into {report.chunks} chunks in {report.seconds:.1f} s → {where}/ "
+        f"({_changes(report)}; {report.embedded} chunks embedded{resumed}; "
+        f"no-answer margin {report.min_score:+.3f})",
+    )
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return (
+        f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
+    )
+
+
+def build_json(report: BuildReport) -> dict:
+    return {
+        "index": str(report.index_dir),
+        "files": report.files,
+        "chunks": report.chunks,
+        "seconds": round(report.seconds, 3),
+        "min_score": round(report.min_score, 6),
+        "new": report.changes.new,
+        "changed": report.changes.changed,
+        "removed": report.changes.removed,
+        "unchanged": report.changes.unchanged,
+        "embedded": report.embedded,
+        "resumed": report.resumed,
+        "tokens_embedded": report.tokens,
+        "up_to_date": report.up_to_date,
+        "dry_run": report.dry_run,
+        "estimated_seconds": None if report.estimated_seconds is None else round(report.estimated_seconds, 1),
+        "full_reason": report.full_reason,
+        "warnings": report.warnings,
+        "skipped": [{"path": s.relative, "reason": s.reason} for s in report.skipped],
+    }
+
+
+PHASES = {
+    "finding": "Finding Markdown files",
+    "reading": "Reading files",
+    "splitting": "Splitting into chunks",
+    "embedding": "Embedding",
+    "calibrating": "Calibrating the no-answer gate",
+    "keywords": "Building the keyword index",
+    "writing": "Writing the index",
+}
+
+
+@contextmanager
+def build_progress(disable: bool = False) -> Iterator[Callable[[Step], None]]:
+    """Build progress on stderr, one line per phase (those done stay, ticked), shown from the
+    first update on; the embedding line has a rate and a time left counted in tokens."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        SpinnerColumn(finished_text="[green]✓[/]"),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[count]}"),
+        _time_left_column(),
+        TimeElapsedColumn(),
+        console=console(stderr=True),
+        transient=True,
+        disable=disable or not console(stderr=True).is_terminal,  # no bar in logs and pipes
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(step: Step) -> None:
+        if not bar.live.is_started:
+            bar.start()
+        if step.phase not in tasks:
+            for task in tasks.values():  # the previous phase is over
+                bar.update(task, total=1, completed=1)
+            tasks[step.phase] = bar.add_task("", total=None, count="", unit=step.unit)
+        label = PHASES.get(step.phase, step.phase)
+        if step.chunks is not None:
+            label += (
+                f" ({step.chunks:,}{'' if step.chunks_total is None else f'/{step.chunks_total:,}'} chunks)"
+            )
+        count = f"{step.done:,}/{step.total:,} {step.unit}" if step.total is not None else ""
+        bar.update(tasks[step.phase], description=label, completed=step.done, total=step.total, count=count)
+
+    try:
+        yield update
+    finally:
+        if bar.live.is_started:
+            bar.stop()
+
+
+def _time_left_column():
+    """A column with units per second and the time left, for a phase with a measure (rich is
+    imported here only, when a build shows progress)."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class TimeLeft(ProgressColumn):
+        def render(self, task) -> Text:
+            if task.total is None or not task.speed or task.finished:
+                return Text("")
+            minutes, seconds = divmod(int((task.total - task.completed) / task.speed), 60)
+            return Text(f"{task.speed:,.0f} {task.fields.get('unit', '')}/s, {minutes}:{seconds:02d} left")
+
+    return TimeLeft()
