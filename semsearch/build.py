@@ -214,6 +214,11 @@ def _build(
     progress: Progress,
 ) -> None:
     journal = Journal(plan.target, embedder.spec, embedder.dim)
+    if not journal.usable:
+        plan.report.warnings.append(
+            f"{journal.folder} exists and was not made by semsearch: it is left alone, and this "
+            "build keeps no journal (if interrupted, it starts over)"
+        )
     previous_vectors = plan.previous.vectors if plan.previous else None
     result = embed_or_reuse(embedder, chunks, rows, previous_vectors, journal, progress)
     vectors = result.vectors

@@ -105,7 +105,7 @@ IndexOption = Annotated[
     typer.Option(
         "--index",
         envvar="SEMSEARCH_INDEX",
-        help="Index folder [default: $SEMSEARCH_INDEX, else the nearest index/ here or above].",
+        help="Index folder (default: $SEMSEARCH_INDEX, else the nearest index/ here or above).",
         show_default=False,
     ),
 ]
@@ -168,9 +168,10 @@ def build(
     from .embedders import DEFAULT_MODEL
     from .store import recorded_docs
 
-    index = index or Path("index")
-    if docs is None:
+    if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
+        index = _index(index)
         docs = recorded_docs(index) or Path("docs")
+    index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
     with render_build.build_progress(disable=as_json) as progress:
         report = build_index(
             docs,

@@ -120,6 +120,8 @@ class Collection:
             raise UsageError(f"k must be at least 1 (got {k})")
         if self._closed:
             raise UsageError(f"the collection {self.path} is closed")
+        if min_score is not None and not -1 <= min_score <= 1:  # NaN fails this too
+            raise UsageError(f"a cosine cutoff is a number from -1 to 1 (got {min_score})")
         fitted = [self._fit(question) for question in questions]
         vectors = self._vectors([text for text, _ in fitted]) if fitted else []
         return [

@@ -51,9 +51,25 @@ class Journal:
     def _model_record(self) -> dict:
         return {"spec": self.spec, "dim": self.dim}
 
+    @property
+    def ours(self) -> bool:
+        """The folder is a real folder (not a link) carrying the marker semsearch writes."""
+        return (
+            self.folder.is_dir()
+            and not self.folder.is_symlink()
+            and (self.folder / STAGING_MARKER).is_file()
+            and not (self.folder / STAGING_MARKER).is_symlink()
+        )
+
+    @property
+    def usable(self) -> bool:
+        """False when something not made by semsearch holds the journal's name: it is left
+        alone, and this build keeps no journal (it cannot resume, and says so)."""
+        return self.ours or not (self.folder.exists() or self.folder.is_symlink())
+
     def load(self) -> dict[str, np.ndarray]:
         """Vectors kept by an earlier, unfinished build with the same model (others are dropped)."""
-        if not (self.folder / STAGING_MARKER).is_file():
+        if not self.ours:
             return {}
         try:
             same_model = json.loads((self.folder / "model.json").read_text()) == self._model_record()
@@ -85,10 +101,10 @@ class Journal:
             self.flush()
 
     def flush(self) -> None:
-        if not self._keys:
+        if not self._keys or not self.usable:
             return
-        if not (self.folder / STAGING_MARKER).is_file():
-            self.folder.mkdir(mode=0o777, exist_ok=True)
+        if not self.ours:
+            self.folder.mkdir(mode=0o777)  # fails if anything appeared there meanwhile
             (self.folder / STAGING_MARKER).touch()
             (self.folder / "model.json").write_text(json.dumps(self._model_record()))
         name = f"{time.time_ns():020d}-{secrets.token_hex(2)}"
@@ -102,5 +118,5 @@ class Journal:
 
     def discard(self) -> None:
         """Remove the journal (only a folder carrying our marker)."""
-        if (self.folder / STAGING_MARKER).is_file():
+        if self.ours:
             shutil.rmtree(self.folder, ignore_errors=True)

@@ -63,7 +63,7 @@ def build_json(report: BuildReport) -> dict:
         "files": report.files,
         "chunks": report.chunks,
         "seconds": round(report.seconds, 3),
-        "min_score": round(report.min_score, 6),
+        "min_score": None if report.dry_run and not report.up_to_date else round(report.min_score, 6),
         "new": report.changes.new,
         "changed": report.changes.changed,
         "removed": report.changes.removed,
@@ -100,7 +100,7 @@ def build_progress(disable: bool = False) -> Iterator[Callable[[Step], None]]:
     bar = Progress(
         SpinnerColumn(finished_text="[green]✓[/]"),
         TextColumn("{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=20),
         TextColumn("{task.fields[count]}"),
         _time_left_column(),
         TimeElapsedColumn(),
@@ -143,6 +143,6 @@ def _time_left_column():
             if task.total is None or not task.speed or task.finished:
                 return Text("")
             minutes, seconds = divmod(int((task.total - task.completed) / task.speed), 60)
-            return Text(f"{task.speed:,.0f} {task.fields.get('unit', '')}/s, {minutes}:{seconds:02d} left")
+            return Text(f"{task.speed:,.0f}/s {minutes}:{seconds:02d} left")
 
     return TimeLeft()

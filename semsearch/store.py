@@ -109,10 +109,27 @@ def _lock_path(index_dir: Path) -> Path:
     return index_dir.parent / f".{index_dir.name}.lock"
 
 
+LOCK_MARK = b"semsearch build lock\n"
+"""Written into a lock file semsearch creates: only such a file is ever removed."""
+
+
+def _open_lock(path: Path) -> tuple[int, bool]:
+    """The lock file's descriptor, and whether it is semsearch's (created now, or marked by an
+    earlier build). Never follows a symlink; never writes to a file it did not create."""
+    flags = os.O_RDWR | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        fd = os.open(path, flags)
+        return fd, os.pread(fd, len(LOCK_MARK) + 1, 0) == LOCK_MARK
+    os.write(fd, LOCK_MARK)
+    return fd, True
+
+
 @contextmanager
 def index_lock(index_dir: Path) -> Iterator[None]:
-    """Hold the index's lock (a hidden file beside it, removed on release); another holder
-    makes this fail at once. Unix ``flock``: released by the kernel if the process dies."""
+    """Hold the index's lock (a hidden file beside it, removed on release when semsearch made
+    it); another holder makes this fail at once. Unix ``flock``: released if the process dies."""
     import fcntl
 
     index_dir = Path(index_dir).absolute()
@@ -123,7 +140,7 @@ def index_lock(index_dir: Path) -> Iterator[None]:
         raise IndexWriteError(f"cannot create {index_dir.parent}: {exc.strerror or exc}") from exc
     while True:
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+            fd, ours = _open_lock(path)
         except OSError as exc:
             raise IndexWriteError(f"cannot create the lock file {path}: {exc.strerror or exc}") from exc
         try:
@@ -139,8 +156,9 @@ def index_lock(index_dir: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        with suppress(OSError):
-            path.unlink()
+        if ours:
+            with suppress(OSError):
+                path.unlink()
         os.close(fd)
 
 

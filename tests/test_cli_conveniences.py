@@ -162,3 +162,21 @@ def test_path_patterns_become_docs_relative_only_when_they_lead_into_the_docs(tm
         "*.md": "*.md",
     }
     assert {pattern: docs_relative(pattern, docs) for pattern in expected} == expected
+
+
+def test_a_rebuild_from_a_subfolder_finds_the_project_index_but_a_new_build_stays_here(
+    sample_index, tmp_path, monkeypatch
+):
+    project = tmp_path / "project"
+    shutil.copytree(sample_index, project / "index")
+    (project / "src").mkdir()
+    monkeypatch.chdir(project / "src")
+    monkeypatch.delenv("SEMSEARCH_INDEX", raising=False)
+    rebuilt = run("build", "--json", "--dry-run")
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert json.loads(rebuilt.stdout)["index"] == str(project / "index")
+    assert json.loads(rebuilt.stdout)["up_to_date"] is True
+    write(project / "src" / "notes" / "a.md", "# Notatki\n\nCoś nowego.\n")
+    new = run("build", "notes", "--json", "--dry-run")
+    assert new.exit_code == 0, new.output
+    assert json.loads(new.stdout)["index"] == "index"  # beside the notes, not the project's index

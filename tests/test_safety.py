@@ -343,3 +343,51 @@ def test_no_remote_code_and_local_files_only_for_queries(monkeypatch, tmp_path):
         load_embedder(f"sentence-transformers:{tmp_path}")  # a folder: never the hub
     assert seen["local_files_only"] is True
     assert "HF_HUB_OFFLINE" not in os.environ  # no process-wide change from a library call
+
+
+# Found by an outside probe after the first fixes: the names semsearch uses beside the index.
+
+
+def test_a_users_folder_named_like_the_journal_is_left_alone(docs, tmp_path, fake_embedder):
+    write(tmp_path / ".index.partial" / "thesis.md", "my precious")
+    write(tmp_path / ".index.partial" / "model.json", '{"mine": 1}')
+    before = snapshot(tmp_path / ".index.partial")
+    report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert snapshot(tmp_path / ".index.partial") == before
+    assert any("was not made by semsearch: it is left alone" in w for w in report.warnings)
+    assert load_index(tmp_path / "index").chunks
+
+
+def test_a_journal_name_that_is_a_symlink_or_a_file_is_not_followed(docs, tmp_path, fake_embedder):
+    write(tmp_path / "important" / "model.json", '{"project": "x"}')
+    os.symlink(tmp_path / "important", tmp_path / ".index.partial")
+    before = snapshot(tmp_path / "important")
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert snapshot(tmp_path / "important") == before and (tmp_path / ".index.partial").is_symlink()
+    write(tmp_path / ".other.partial", "a file of mine")
+    build_index(docs, tmp_path / "other", embedder=fake_embedder)
+    assert (tmp_path / ".other.partial").read_text() == "a file of mine"
+
+
+def test_a_users_file_named_like_the_lock_is_neither_removed_nor_followed(docs, tmp_path, fake_embedder):
+    write(tmp_path / ".index.lock", "lock notes")
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert (tmp_path / ".index.lock").read_text() == "lock notes"
+    os.symlink(tmp_path / "elsewhere", tmp_path / ".other.lock")
+    with pytest.raises(IndexWriteError, match="cannot create the lock file"):
+        build_index(docs, tmp_path / "other", embedder=fake_embedder)
+    assert (tmp_path / ".other.lock").is_symlink() and not (tmp_path / "elsewhere").exists()
+
+
+def test_a_lock_left_by_a_killed_build_is_reused_and_removed(docs, tmp_path, fake_embedder):
+    from semsearch.store import LOCK_MARK
+
+    (tmp_path / ".index.lock").write_bytes(LOCK_MARK)  # as a build killed with -9 leaves it
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert not (tmp_path / ".index.lock").exists()
+
+
+def test_a_cosine_cutoff_out_of_range_is_a_usage_error(sample_index):
+    for value in ("nan", "2", "-1.5"):
+        result = runner.invoke(app, ["ask", "zwrot", "--index", str(sample_index), "--min-score", value])
+        assert result.exit_code == 2 and "a cosine cutoff is a number from -1 to 1" in result.stderr
