@@ -282,21 +282,20 @@ def evaluate_questions(
     as_json: JsonOption = False,
 ) -> None:
     """Measure top-1 / top-3 accuracy, MRR and the no-answer threshold on QUESTIONS."""
+    from .collection import Collection
     from .evaluation import evaluate, load_questions, write_min_score
-    from .index import embedder_for, load_index
 
     ks = _positive_numbers(k, "-k")
-    loaded = load_index(_index(index))
     asked = load_questions(questions, warn=render.warning)
-    embedder = embedder_for(loaded)
-    report = evaluate(loaded, embedder, asked, k=max(ks), mode=mode.value, ks=ks)
-    if calibrate and len(asked) < CALIBRATE_MIN_QUESTIONS:
-        render.warning(
-            f"calibrating on {len(asked)} questions: the threshold will be noisy "
-            f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
-        )
-    if calibrate and report.suggested_min_score is not None:
-        write_min_score(loaded, report.suggested_min_score, questions, len(asked))
+    with Collection(_index(index)) as collection:
+        report = evaluate(collection.index, collection.embedder, asked, k=max(ks), mode=mode.value, ks=ks)
+        if calibrate and len(asked) < CALIBRATE_MIN_QUESTIONS:
+            render.warning(
+                f"calibrating on {len(asked)} questions: the threshold will be noisy "
+                f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
+            )
+        if calibrate and report.suggested_min_score is not None:
+            write_min_score(collection.index, report.suggested_min_score, questions, len(asked))
     if as_json:
         render.print_json(render.eval_json(report, calibrated=calibrate))
     else:

@@ -88,3 +88,18 @@ def test_build_then_search_through_the_front_door(tmp_path):
     assert report.chunks > 100
     with Collection(tmp_path / "index") as docs:
         assert docs.search("Co oznacza błąd PAY-517?").hits[0].source == "platnosci.md"
+
+
+def test_eval_decides_exactly_as_ask_does(sample_index):
+    """One decision path: for every sample question, eval's "answered" equals the front door's."""
+    from semsearch.evaluation import evaluate, load_questions
+
+    from .conftest import DATA
+
+    questions = load_questions(DATA / "docs_questions.jsonl")
+    with Collection(sample_index) as docs:
+        report = evaluate(docs.index, docs.embedder, questions)
+        answers = docs.search_many([q.question for q in questions], k=1)
+    assert len(report.results) == len(answers) == len(questions)
+    assert [r.passes for r in report.results] == [a.answered for a in answers]
+    assert {a.answered for a in answers} == {True, False}  # both outcomes are compared
