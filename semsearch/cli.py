@@ -286,8 +286,8 @@ def evaluate_questions(
     from .evaluation import evaluate, load_questions, write_min_score
 
     ks = _positive_numbers(k, "-k")
-    asked = load_questions(questions, warn=render.warning)
     with Collection(_index(index)) as collection:
+        asked = load_questions(questions, warn=render.warning)
         report = evaluate(collection.index, collection.embedder, asked, k=max(ks), mode=mode.value, ks=ks)
         if calibrate and len(asked) < CALIBRATE_MIN_QUESTIONS:
             render.warning(

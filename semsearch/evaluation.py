@@ -116,7 +116,8 @@ def is_hit(question: Question, chunk: Chunk) -> bool:
     return not question.answers or any(fold(answer) in fold(chunk.text) for answer in question.answers)
 
 
-KNOWN_KEYS = ("question", "answer", "source", "kind", "lang", "id", "note")
+KNOWN_KEYS = ("question", "answer", "source", "kind", "lang", "id", "note", "also")
+"""``lang``, ``id``, ``note`` and ``also`` (other files touching the topic) are for people: not scored."""
 
 
 def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> list[Question]:
