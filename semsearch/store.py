@@ -83,7 +83,9 @@ def writable_target(index_dir: Path, docs: Path | None = None) -> Path:
     if index_dir.is_symlink():
         target = index_dir.resolve()
         if not target.exists():
-            raise IndexLocationError(f"--index {index_dir} is a symlink to {target}, which does not exist")
+            raise IndexLocationError(
+                f"the index path {index_dir} is a symlink to {target}, which does not exist"
+            )
         index_dir = target
     index_dir = index_dir.absolute()
     if index_dir.exists() and not index_dir.is_dir():
@@ -95,9 +97,15 @@ def writable_target(index_dir: Path, docs: Path | None = None) -> Path:
         if _inside(real_docs, real_index):
             raise IndexLocationError(f"the documents folder {docs} is inside the index folder {index_dir}")
     if index_dir.is_dir() and any(index_dir.iterdir()) and not is_semsearch_index(index_dir):
+        names = {entry.name for entry in os.scandir(index_dir)}
+        if META_FILE in names and all(map(_is_index_file, names)):
+            raise IndexLocationError(
+                f"{index_dir} looks like a damaged semsearch index (meta.json unreadable) that cannot "
+                "be proven ours, so it is left as it is: remove it yourself, or choose another folder"
+            )
         raise IndexLocationError(
             f"{index_dir} is not empty and is not a semsearch index; refusing to replace it "
-            "(choose an empty or new folder for --index)"
+            "(choose an empty or new folder for the index)"
         )
     return index_dir
 

@@ -391,3 +391,14 @@ def test_a_cosine_cutoff_out_of_range_is_a_usage_error(sample_index):
     for value in ("nan", "2", "-1.5"):
         result = runner.invoke(app, ["ask", "zwrot", "--index", str(sample_index), "--min-score", value])
         assert result.exit_code == 2 and "a cosine cutoff is a number from -1 to 1" in result.stderr
+
+
+def test_an_index_whose_meta_json_is_garbage_is_not_replaced_but_explained(docs, tmp_path, fake_embedder):
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    (tmp_path / "index" / "meta.json").write_text("{garbage", encoding="utf-8")
+    before = snapshot(tmp_path / "index")
+    with pytest.raises(
+        IndexLocationError, match="looks like a damaged semsearch index .* remove it yourself"
+    ):
+        build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert snapshot(tmp_path / "index") == before
