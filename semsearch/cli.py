@@ -223,6 +223,9 @@ def ask(
         int, typer.Option("--max-context-tokens", min=1, help="Token budget of the --context prompt.")
     ] = 3000,
     as_json: JsonOption = False,
+    as_jsonl: Annotated[
+        bool, typer.Option("--jsonl", help="Print one JSON object per result, one per line, for pipes.")
+    ] = False,
 ) -> None:
     """Find the passages that answer QUESTION. Exit 1 when none passes the threshold."""
     from .collection import Collection
@@ -245,6 +248,8 @@ def ask(
             render.print_prompt(prompt)
     elif as_json:
         render.print_json(render.ask_json(question, result))
+    elif as_jsonl:
+        render.print_json_lines(render.hit_dict(hit) for hit in result.hits)
     else:
         render.print_result(result)
     if not result.answered:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,12 @@ def warning(message: str) -> None:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(_readable_data(data), ensure_ascii=False, indent=2) + "\n")
+
+
+def print_json_lines(rows: Iterable[Any]) -> None:
+    """One compact JSON object per line (``jq -c``-style), for pipes."""
+    for row in rows:
+        sys.stdout.write(json.dumps(_readable_data(row), ensure_ascii=False) + "\n")
 
 
 def _readable_data(data: Any) -> Any:

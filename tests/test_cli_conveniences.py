@@ -180,3 +180,13 @@ def test_a_rebuild_from_a_subfolder_finds_the_project_index_but_a_new_build_stay
     new = run("build", "notes", "--json", "--dry-run")
     assert new.exit_code == 0, new.output
     assert json.loads(new.stdout)["index"] == "index"  # beside the notes, not the project's index
+
+
+def test_jsonl_prints_one_result_per_line_for_pipes(sample_index):
+    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--jsonl", "-k", "3")
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(rows) == 3 and [row["rank"] for row in rows] == [1, 2, 3]
+    assert rows[0]["source"] == "dostawa.md" and rows[0]["location"].endswith(f":{rows[0]['start_line']}")
+    refused = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--jsonl")
+    assert refused.exit_code == 1 and refused.stdout == ""
