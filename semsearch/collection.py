@@ -16,51 +16,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from .embedders import Embedder, fit_question
 from .errors import UsageError
-from .index import Index, SearchResult, embedder_for, load_index
+from .index import Answer, Index, embedder_for, load_index
 from .search import Hit
 
 __all__ = ["Answer", "Collection", "Hit"]
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What a search found for one question, and why it is (or is not) an answer."""
-
-    question: str
-    """The question as searched (cut to the model's input limit when it was longer)."""
-    hits: list[Hit]
-    """Passages that pass the gate, best first (empty: the folder holds no answer)."""
-    threshold: float
-    """The cosine a passage had to reach for this question."""
-    offtopic_score: float | None
-    """Similarity of the question to its nearest off-topic bank question (None: overridden)."""
-    mode: str
-    question_cut: bool = False
-
-    @property
-    def answered(self) -> bool:
-        return bool(self.hits)
-
-    @property
-    def reason(self) -> str:
-        """The gate's decision in words."""
-        if self.offtopic_score is None:
-            rule = f"the cosine cutoff {self.threshold:.3f} you set"
-        else:
-            rule = (
-                f"this question's threshold {self.threshold:.3f} "
-                "(set by its nearest off-topic bank questions)"
-            )
-        if self.answered:
-            return f"{len(self.hits)} passage(s) reach {rule}"
-        return f"no passage reaches {rule}; the indexed documents seem not to cover it"
 
 
 class Collection:
@@ -125,7 +91,7 @@ class Collection:
         fitted = [self._fit(question) for question in questions]
         vectors = self._vectors([text for text, _ in fitted]) if fitted else []
         return [
-            _answer(text, cut, self.index.search(text, vector, k, min_score, mode=mode, paths=paths))
+            replace(self.index.search(text, vector, k, min_score, mode=mode, paths=paths), question_cut=cut)
             for (text, cut), vector in zip(fitted, vectors, strict=True)
         ]
 
@@ -148,14 +114,3 @@ class Collection:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
-
-
-def _answer(question: str, cut: bool, result: SearchResult) -> Answer:
-    return Answer(
-        question=question,
-        hits=result.hits,
-        threshold=result.min_score,
-        offtopic_score=result.offtopic_score,
-        mode=result.mode,
-        question_cut=cut,
-    )

@@ -29,13 +29,37 @@ from .threshold import GATE, answer_threshold, background_similarity, is_answer
 
 
 @dataclass(frozen=True)
-class SearchResult:
+class Answer:
+    """What a search found for one question, and why it is (or is not) an answer."""
+
+    question: str
+    """The question as searched (cut to the model's input limit when it was longer)."""
     hits: list[Hit]
-    min_score: float
-    """The threshold applied to this question."""
-    offtopic_score: float | None = None
-    """The question's background similarity to the off-topic bank, when that rule applied."""
-    mode: str = "hybrid"
+    """Passages that pass the gate, best first (empty: the folder holds no answer)."""
+    threshold: float
+    """The cosine a passage had to reach for this question."""
+    offtopic_score: float | None
+    """Similarity of the question to its nearest off-topic bank question (None: overridden)."""
+    mode: str
+    question_cut: bool = False
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.hits)
+
+    @property
+    def reason(self) -> str:
+        """The gate's decision in words."""
+        if self.offtopic_score is None:
+            rule = f"the cosine cutoff {self.threshold:.3f} you set"
+        else:
+            rule = (
+                f"this question's threshold {self.threshold:.3f} "
+                "(set by its nearest off-topic bank questions)"
+            )
+        if self.answered:
+            return f"{len(self.hits)} passage(s) reach {rule}"
+        return f"no passage reaches {rule}; the indexed documents seem not to cover it"
 
 
 class Ranked(NamedTuple):
@@ -224,7 +248,7 @@ class Index:
         min_score: float | None = None,
         mode: str = "hybrid",
         paths: Sequence[str] = (),
-    ) -> SearchResult:
+    ) -> Answer:
         """Top ``k`` chunks that pass the threshold, in any mode.
 
         The decision reads cosine similarity whatever ranked the rows (fused or BM25 scores
@@ -245,7 +269,7 @@ class Index:
             if is_answer(r.score, r.exact, threshold)
         ]
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
-        return SearchResult(hits=hits, min_score=float(threshold), offtopic_score=offtopic, mode=mode)
+        return Answer(question, hits, float(threshold), offtopic, mode)
 
 
 def _absolute(docs_root: str, source: str) -> str:

@@ -97,4 +97,4 @@ def test_the_gate_on_the_sample_docs(sample_index, question, answered):
     assert index.meta["min_score"]["gate"] == GATE
     vector = embedder_for(index).embed_queries([question])[0]
     result = index.search(question, vector, k=3)
-    assert bool(result.hits) == answered, (result.min_score, [h.score for h in result.hits])
+    assert bool(result.hits) == answered, (result.threshold, [h.score for h in result.hits])
