@@ -21,7 +21,7 @@ from .chunking import Chunk
 from .embedders import Embedder, canonical_spec, load_embedder
 from .errors import IndexCorruptError, ModelError, UsageError
 from .keywords import KeywordIndex
-from .reader import StoredIndex, check_unit_rows, read_index
+from .reader import check_unit_rows, read_index
 from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank, references
 from .sources import changed_files, docs_relative
 from .store import update_meta
@@ -130,19 +130,7 @@ class Index:
         """Write ``change(meta)`` to disk, under the lock, if the index is still the one read."""
         if self.identity is None:
             raise UsageError("this index was not read from disk")
-        self.meta = update_meta(self._stored(), change)
-
-    def _stored(self) -> StoredIndex:
-        return StoredIndex(
-            self.path,
-            self.meta,
-            self.chunks,
-            self.vectors,
-            self.offtopic,
-            self.background,
-            self.keywords,
-            self.identity,
-        )
+        self.meta = update_meta(self.path, self.identity, self.meta, change)
 
     def identifier_rows(self, question: str) -> np.ndarray:
         """Rows whose chunk contains a code the question names verbatim (see ``identifiers``),

@@ -34,7 +34,7 @@ from .chunkfile import write_chunks
 from .chunking import Chunk
 from .errors import IndexBusyError, IndexChangedError, IndexCorruptError, IndexLocationError, IndexWriteError
 from .keywords import KeywordIndex
-from .reader import StoredIndex, identity
+from .reader import identity
 from .schema import INDEX_FILES, INDEX_KIND, META_FILE, STAGING_MARKER, check_meta
 
 _META_TEMP_PREFIX = ".meta-"
@@ -297,17 +297,19 @@ def replace_meta(folder: Path, meta: dict) -> None:
         raise
 
 
-def update_meta(stored: StoredIndex, change: Callable[[dict], dict]) -> dict:
-    """Write ``change(meta)`` into the index that ``stored`` was read from, under its lock, and
-    only if that index is still the one on disk (a build may have replaced it since)."""
-    with index_lock(stored.path):
-        if identity(stored.path) != stored.identity:
+def update_meta(
+    folder: Path, read_as: tuple[int, int, str], meta: dict, change: Callable[[dict], dict]
+) -> dict:
+    """Write ``change(meta)`` into the index at ``folder``, under its lock, and only if that index
+    is still the one that was read (``read_as``: its identity then; a build may have replaced it)."""
+    with index_lock(folder):
+        if identity(folder) != read_as:
             raise IndexChangedError(
-                f"the index at {stored.path}/ changed since it was read (a build finished meanwhile); "
+                f"the index at {folder}/ changed since it was read (a build finished meanwhile); "
                 "nothing was written"
             )
-        meta = change(stored.meta)
-        replace_meta(stored.path, meta)
+        meta = change(meta)
+        replace_meta(folder, meta)
     return meta
 
 
