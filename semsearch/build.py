@@ -28,7 +28,7 @@ from .keywords import settings as keyword_settings
 from .schema import INDEX_FORMAT
 from .sources import Skipped, SourceFile, discover, read_source
 from .store import index_lock, peek_meta, replace_meta, writable_target, write_index
-from .threshold import GATE, calibrate
+from .threshold import GATE, calibrate_with, measure_references
 
 DEFAULT_MAX_TOKENS = 300
 MIN_MAX_TOKENS = 32
@@ -231,10 +231,11 @@ def _build(
     progress(Step("calibrating"))
     reusable = previous is not None and previous.offtopic_reusable
     bank = np.asarray(previous.offtopic) if reusable else bank_vectors(embedder)
-    calibration = calibrate(embedder, vectors, chunks, bank_vectors=bank)
-    language = calibration.record["corpus_language"]
+    references = measure_references(embedder, vectors, chunks, bank_vectors=bank)
+    language = references.corpus_language
     progress(Step("keywords"))
     keywords = build_keyword_index([embedding_text(chunk) for chunk in chunks], language)
+    calibration = calibrate_with(references, keywords, chunks)
     calibrated = _surviving_calibration(plan, plan.report.embedded + plan.report.resumed, len(chunks))
     meta = {
         "format": INDEX_FORMAT,

@@ -57,8 +57,8 @@ class QuestionResult:
     first_score: float
     rank: int | None
     """1-based rank of the first result that meets the expectations (None: not in the top 10)."""
-    offtopic_score: float
-    """The question's background similarity to the off-topic bank (see ``threshold``)."""
+    baseline: float
+    """What the question's best cosine must exceed beyond the cut (see ``threshold``)."""
     min_score: float
     """The cut in force."""
 
@@ -72,13 +72,13 @@ class QuestionResult:
         decision as ``Index.search``."""
         if self.first is None:
             return False
-        threshold = answer_threshold(min_score, self.offtopic_score, self.legacy)
+        threshold = answer_threshold(min_score, self.baseline, self.legacy)
         return is_answer(self.first_score, self.first_exact, threshold)
 
     @property
     def relevance(self) -> float:
         """The first result's cosine on the scale of the cut (see ``passes_at``)."""
-        return self.first_score if self.legacy else self.first_score - self.offtopic_score
+        return self.first_score if self.legacy else self.first_score - self.baseline
 
     @property
     def passes(self) -> bool:
@@ -227,7 +227,8 @@ def evaluate(
     depth = max(k, 3, MRR_DEPTH, *ks)
     results = []
     for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
-        ranking = index.ranked(question.question, vector, depth, mode)
+        cosine = index.cosines(vector)
+        ranking = index.ranked(question.question, vector, depth, mode, cosine=cosine)
         rank = next((n for n, r in enumerate(ranking, 1) if is_hit(question, index.chunks[r.row])), None)
         first = index.chunks[ranking[0].row] if ranking else None
         results.append(
@@ -237,7 +238,7 @@ def evaluate(
                 first_score=ranking[0].score if ranking else float("-inf"),
                 first_exact=bool(ranking and ranking[0].exact),
                 rank=rank if question.answerable else None,
-                offtopic_score=index.background_similarity(vector),
+                baseline=index.baseline(question.question, vector, cosine),
                 min_score=index.min_score,
                 legacy=index.legacy_gate,
             )

@@ -25,7 +25,15 @@ from .reader import check_unit_rows, read_index
 from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank, references
 from .sources import changed_files, docs_relative
 from .store import update_meta
-from .threshold import GATE, answer_threshold, background_similarity, is_answer
+from .threshold import (
+    EVIDENCE_PASSAGES,
+    RULES,
+    Rule,
+    answer_threshold,
+    background_similarity,
+    baseline,
+    is_answer,
+)
 
 
 @dataclass(frozen=True)
@@ -38,8 +46,9 @@ class Answer:
     """Passages that pass the gate, best first (empty: the folder holds no answer)."""
     threshold: float
     """The cosine a passage had to reach for this question."""
-    offtopic_score: float | None
-    """Similarity of the question to its nearest off-topic bank question (None: overridden)."""
+    baseline: float | None
+    """What the question's best cosine had to exceed beyond the index's cut: its closeness to
+    the off-topic bank less its word evidence (see ``threshold``); None: a cutoff was given."""
     mode: str
     question_cut: bool = False
 
@@ -50,12 +59,12 @@ class Answer:
     @property
     def reason(self) -> str:
         """The gate's decision in words."""
-        if self.offtopic_score is None:
+        if self.baseline is None:
             rule = f"the cosine cutoff {self.threshold:.3f} you set"
         else:
             rule = (
                 f"this question's threshold {self.threshold:.3f} "
-                "(set by its nearest off-topic bank questions)"
+                "(set by its nearest off-topic bank questions and the words it shares with the passages)"
             )
         if self.answered:
             return f"{len(self.hits)} passage(s) reach {rule}"
@@ -102,9 +111,14 @@ class Index:
         return self.meta["model"]["spec"]
 
     @property
+    def rule(self) -> Rule | None:
+        """The relevance rule the index's cut was derived for (None: a cosine floor, built before
+        the relevance rule; see ``threshold``)."""
+        return RULES.get(self.meta["min_score"].get("gate"))
+
+    @property
     def legacy_gate(self) -> bool:
-        """Built before the relevance rule (see ``threshold``): its threshold is a cosine floor."""
-        return self.meta["min_score"].get("gate") != GATE
+        return self.rule is None
 
     @property
     def min_score(self) -> float:
@@ -115,12 +129,25 @@ class Index:
             return float(calibrated["value"])
         return float(self.meta["min_score"]["value"])
 
-    def background_similarity(self, query_vector: np.ndarray) -> float:
-        return background_similarity(query_vector, self.background, self.legacy_gate)
+    def cosines(self, query_vector: np.ndarray) -> np.ndarray:
+        return self.vectors @ np.asarray(query_vector, dtype=self.vectors.dtype).reshape(-1)
 
-    def answer_threshold(self, background: float, cut: float | None = None) -> float:
-        """The cosine a passage must reach for a question with this background similarity."""
-        return answer_threshold(self.min_score if cut is None else cut, background, self.legacy_gate)
+    def baseline(self, question: str, query_vector: np.ndarray, cosine: np.ndarray | None = None) -> float:
+        """What the question's best cosine must exceed beyond the cut (see ``threshold``)."""
+        similarity = background_similarity(query_vector, self.background, self.legacy_gate)
+        rule = self.rule
+        if rule is None:
+            return similarity
+        coverage = 0.0
+        if rule.evidence_weight and self.keywords is not None and len(self.chunks):
+            cosine = self.cosines(query_vector) if cosine is None else cosine
+            best = np.argpartition(-cosine, min(EVIDENCE_PASSAGES, len(cosine)) - 1)[:EVIDENCE_PASSAGES]
+            coverage = self.keywords.coverage(question, [self.chunks[int(r)].text for r in best])
+        return float(baseline(rule, similarity, coverage))
+
+    def answer_threshold(self, baseline: float, cut: float | None = None) -> float:
+        """The cosine a passage must reach for a question with this baseline."""
+        return answer_threshold(self.min_score if cut is None else cut, baseline, self.legacy_gate)
 
     @property
     def corpus_language(self) -> str | None:
@@ -182,6 +209,7 @@ class Index:
         k: int,
         mode: str = "hybrid",
         paths: Sequence[str] = (),
+        cosine: np.ndarray | None = None,
     ) -> list[Ranked]:
         """The best ``k`` rows for ``question`` under ``mode``, only from files matching ``paths``.
 
@@ -196,7 +224,7 @@ class Index:
         """
         if mode not in MODES:
             raise UsageError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
-        cosine = self.vectors @ np.asarray(query_vector, dtype=self.vectors.dtype).reshape(-1)
+        cosine = self.cosines(query_vector) if cosine is None else cosine
         allowed = self.allowed_rows(paths)
         keyword = None
         exact = np.empty(0, dtype=np.int64)
@@ -241,23 +269,24 @@ class Index:
 
         The decision reads cosine similarity whatever ranked the rows (fused or BM25 scores
         have no threshold of their own): without ``min_score`` a passage must reach the index's
-        cut plus the question's background similarity to the off-topic bank (see
-        ``threshold``). An explicit ``min_score`` is a plain cosine threshold instead. A passage
+        cut plus the question's baseline (see ``threshold``). An explicit ``min_score`` is a
+        plain cosine threshold instead. A passage
         containing a code or reference the question names verbatim is an answer whatever its
         score (not in dense mode).
         """
-        offtopic = None
+        cosine = self.cosines(query_vector)
+        own_baseline = None
         threshold = min_score
         if threshold is None:
-            offtopic = self.background_similarity(query_vector)
-            threshold = self.answer_threshold(offtopic)
+            own_baseline = self.baseline(question, query_vector, cosine)
+            threshold = self.answer_threshold(own_baseline)
         found = [
             r
-            for r in self.ranked(question, query_vector, k, mode, paths)
+            for r in self.ranked(question, query_vector, k, mode, paths, cosine)
             if is_answer(r.score, r.exact, threshold)
         ]
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
-        return Answer(question, hits, float(threshold), offtopic, mode)
+        return Answer(question, hits, float(threshold), own_baseline, mode)
 
 
 def _absolute(docs_root: str, source: str) -> str:

@@ -20,6 +20,7 @@ and without reading the whole vocabulary (a million-chunk corpus has millions of
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -181,6 +182,21 @@ class KeywordIndex:
             rows, weights = self._column(token)
             scores[rows] += weights  # a column holds each row once
         return scores
+
+    def coverage(self, question: str, passages: Sequence[str]) -> float:
+        """Share of the question's distinct tokens, each weighted by its rarity in the corpus
+        (``log((N + 1) / (df + 0.5))``; a token the corpus lacks weighs most), that the best of
+        ``passages`` (chunk texts, without their heading path: a section title is not evidence
+        for itself) contains: 1 when one passage holds every word, 0 when none holds any."""
+        tokens = set(tokenize(question, self.language))
+        if not tokens or not passages:
+            return 0.0
+        weights = {t: math.log((self.rows + 1) / (len(self._rows_of(t)) + 0.5)) for t in tokens}
+        found = max(
+            sum(w for t, w in weights.items() if t in held)
+            for held in (set(tokenize(text, self.language)) for text in passages)
+        )
+        return float(found / sum(weights.values()))
 
     def rows_with(self, text: str) -> np.ndarray:
         """Rows holding ``text`` as one token (a code such as ``PAY-517``, case-insensitively

@@ -261,7 +261,10 @@ class Library:
             origin = f"calibrated with `semsearch eval --calibrate` ({calibrated.get('method')})"
         else:
             origin = "derived at build time from a bank of off-topic questions"
-        origin += "; a passage must also be closer to the question than the nearest off-topic question"
+        origin += (
+            "; a passage must beat the question's baseline: its nearest off-topic bank questions, "
+            "less the words it shares with the documents"
+        )
         return IndexInfo(
             index=str(self.path),
             docs_folder=meta["docs_root"],

@@ -319,7 +319,10 @@ def gate_words(gate: dict) -> str:
     if gate["rule"].startswith("cosine"):
         number = f"cosine floor {gate['value']:.3f} (index built by an older semsearch)"
     else:
-        number = f"margin {gate['value']:+.3f} over each question's nearest off-topic bank questions"
+        number = (
+            f"margin {gate['value']:+.3f} over each question's baseline (its nearest off-topic bank "
+            "questions, less the words it shares with the documents)"
+        )
     if gate["origin"] == "calibrate":
         return f"{number}, calibrated on {gate['calibrated_on']} labelled questions"
     return f"{number}, derived at build time"

@@ -2,27 +2,27 @@
 
 Cosine scores mean nothing across models (one model's unrelated pairs score 0.8, another's 0.1),
 and within one model a question's scores shift with its language, length and style. So the
-decision reads a *relevance* instead of a cosine: the best passage's cosine minus the question's
-*background similarity*, the mean of its ``NEIGHBOURS`` highest cosines to a bank of everyday
-questions in eleven languages (``data/offtopic_questions.tsv``: weather, cooking, sport, health,
-travel...) that documentation does not answer. An off-topic question sits as close to its bank
-neighbours as to the best passage; an answerable one sits closer to its passage.
+decision reads a *relevance*: the best passage's cosine minus the question's *baseline*, made
+of two pieces of evidence (weights per gate version: ``RULES``):
 
-The cut on that relevance is chosen per corpus at build time, without labels, between two
-reference distributions measured on the corpus itself:
+- its *background similarity*, the mean of its ``NEIGHBOURS`` highest cosines to a bank of
+  everyday questions in eleven languages (``data/offtopic_questions.tsv``: weather, cooking,
+  sport, health, travel...) that documentation does not answer: an off-topic question sits as
+  close to its bank neighbours as to the best passage, an answerable one closer to its passage;
+- its *word coverage*: the share of its words, weighted by rarity in the corpus, that its best
+  passages contain (``KeywordIndex.coverage``): off-topic questions name things the folder never
+  mentions. It lowers the baseline, so shared words help a question in and never keep it out.
 
-- off-topic: the bank questions in the corpus's own language (the language whose bank questions
-  score highest against it), each with its relevance computed leave-one-out (its own row is not
-  its neighbour);
-- on-topic: the corpus's section titles asked as questions.
-
-``cut`` = midway between the off-topic 90th percentile and the on-topic 10th percentile. Bank
-questions that the corpus itself seems to answer (scoring at or above the on-topic 10th
-percentile of best scores: say, the cooking questions over a cookbook) are dropped first, from
-both the reference and the background. A passage then answers a question when its cosine
-reaches ``cut + background similarity`` (``answer_threshold``): one function for ``ask`` and
-``eval``. Indexes built before this rule (no ``gate`` in their record) keep the old one: the
-cosine must reach both their floor and the nearest bank question's similarity.
+The cut on that relevance is chosen per corpus at build time, without labels, midway between
+two reference distributions measured on the corpus itself: the 95th percentile of the bank
+questions' relevance (every language, each leave-one-out: its own row is not its neighbour) and
+the 10th percentile of the corpus's section titles asked as questions. Bank questions that the
+corpus itself seems to answer (scoring at or above the titles' 10th percentile of best scores:
+say, the cooking questions over a cookbook) are dropped first, from both the reference and the
+background. A passage then answers a question when its cosine reaches ``cut + baseline``
+(``answer_threshold``): one function for ``ask`` and ``eval``. Indexes built before the
+relevance rule (no ``gate`` in their record) keep theirs: the cosine must reach both their floor
+and the nearest bank question's similarity.
 """
 
 from __future__ import annotations
@@ -34,25 +34,65 @@ import numpy as np
 from .bank import offtopic_bank
 from .chunking import Chunk
 from .embedders import Embedder
+from .keywords import KeywordIndex
 
-GATE = 2
+GATE = 3
 """Version of the rule; recorded with the cut (a record without it holds a legacy cosine floor)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a gate version turns a question's evidence into its *baseline* (what its best cosine
+    must exceed, beyond the cut): ``background_weight`` x background similarity minus
+    ``evidence_weight`` x word coverage (see ``KeywordIndex.coverage``)."""
+
+    background_weight: float
+    evidence_weight: float
+
+
+RULES = {2: Rule(1.0, 0.0), 3: Rule(0.75, 0.03)}
+"""Gate 3's weights were chosen on the tuned-on sets and held on the reported-on ones
+(bench/gate/RESULTS.md); gate 2 stays readable for indexes built with it."""
 ONTOPIC_QUANTILE = 10
-OFFTOPIC_QUANTILE = 90
+OFFTOPIC_QUANTILE = 95
 NEIGHBOURS = 3
+EVIDENCE_PASSAGES = 3
+"""Word coverage is read in the question's best passages by cosine."""
 MAX_TITLES = 1000  # enough for a 10th percentile; keeps calibration fast on huge corpora
 MIN_PER_LANGUAGE = 5
 METHOD = (
-    "relevance = best cosine - mean of the question's 3 highest cosines to the bank (all languages); "
-    "cut midway between the 90th percentile of the corpus-language bank questions' relevance "
-    "(leave-one-out) and the 10th percentile of the section titles' relevance"
+    "relevance = best cosine - (0.75 x mean of the question's 3 highest cosines to the bank "
+    "- 0.03 x the share of its words, weighted by rarity, found in its best of 3 passages); cut "
+    "midway between the 95th percentile of the bank questions' relevance (leave-one-out, every "
+    "language) and the 10th percentile of the section titles' relevance"
 )
+
+
+@dataclass
+class References:
+    """What calibration measures on a freshly embedded corpus before the keyword index exists
+    (the corpus language it finds picks the keyword stemmer)."""
+
+    bank_vectors: np.ndarray
+    bank_best: np.ndarray
+    bank_rows: np.ndarray
+    title_texts: list[str]
+    title_vectors: np.ndarray
+    title_best: np.ndarray
+    title_rows: np.ndarray
+    keep: np.ndarray
+    """Bank questions kept as background (those the corpus seems to answer are dropped)."""
+    medians: dict[str, float]
+
+    @property
+    def corpus_language(self) -> str | None:
+        return max(self.medians, key=self.medians.get) if self.medians else None
 
 
 @dataclass
 class Calibration:
     min_score: float
-    """The cut on relevance (best cosine minus background similarity)."""
+    """The cut on relevance (best cosine minus the question's baseline)."""
     offtopic: np.ndarray
     """Query vectors of every bank question (k x dim), in bank order."""
     background_rows: list[int]
@@ -73,14 +113,26 @@ def section_titles(chunks: list[Chunk], limit: int = MAX_TITLES) -> list[str]:
     return [titles[i] for i in np.linspace(0, len(titles) - 1, limit).round().astype(int)]
 
 
-def best_scores(vectors: np.ndarray, queries: np.ndarray, block: int = 16384) -> np.ndarray:
-    """For each query row, its highest cosine against ``vectors`` (in blocks: bounded memory)."""
-    if len(vectors) == 0 or len(queries) == 0:
-        return np.empty(0, dtype=np.float32)
+def best_rows(
+    vectors: np.ndarray, queries: np.ndarray, k: int = EVIDENCE_PASSAGES, block: int = 16384
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each query row, its highest cosine against ``vectors`` and the rows of its ``k`` best
+    (in blocks: bounded memory)."""
+    k = min(k, len(vectors))
     best = np.full(len(queries), -np.inf, dtype=np.float32)
+    rows = np.zeros((len(queries), k), dtype=np.int64)
+    scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    if k == 0 or len(queries) == 0:
+        return best, rows
     for start in range(0, len(vectors), block):
-        np.maximum(best, (queries @ np.asarray(vectors[start : start + block]).T).max(axis=1), out=best)
-    return best
+        cos = queries @ np.asarray(vectors[start : start + block]).T
+        both = np.concatenate([scores, cos], axis=1)
+        block_rows = np.broadcast_to(np.arange(start, start + cos.shape[1]), cos.shape)
+        both_rows = np.concatenate([rows, block_rows], axis=1)
+        keep = np.argpartition(-both, k - 1, axis=1)[:, :k]
+        scores = np.take_along_axis(both, keep, 1)
+        rows = np.take_along_axis(both_rows, keep, 1)
+    return scores.max(axis=1), rows
 
 
 def _summary(scores: np.ndarray) -> dict:
@@ -114,10 +166,10 @@ def choose_cut(offtopic: np.ndarray, ontopic: np.ndarray) -> float:
     return (high_off + low_on) / 2
 
 
-def calibrate(
+def measure_references(
     embedder: Embedder, vectors: np.ndarray, chunks: list[Chunk], bank_vectors: np.ndarray | None = None
-) -> Calibration:
-    """Derive the cut and the background for a freshly embedded index.
+) -> References:
+    """Score the bank and the corpus's section titles against a freshly embedded corpus.
 
     ``bank_vectors``: the bank's query vectors for this model (from a previous build, shipped or
     cached: see ``bank``); embedded here when missing.
@@ -126,51 +178,96 @@ def calibrate(
     if bank_vectors is None or len(bank_vectors) != len(bank):
         bank_vectors = embedder.embed_queries([question for _, question in bank])
     bank_vectors = np.ascontiguousarray(bank_vectors, dtype=np.float32)
-    offtopic = best_scores(vectors, bank_vectors)
+    bank_best, bank_rows = best_rows(vectors, bank_vectors)
     titles = section_titles(chunks)
-    title_vectors = embedder.embed_queries(titles) if titles else np.empty((0, bank_vectors.shape[1]))
-    ontopic = best_scores(vectors, title_vectors) if titles else np.empty(0)
-
-    # Bank questions scoring like the corpus's own section titles look answerable here: drop them.
-    on_low = float(np.percentile(ontopic, ONTOPIC_QUANTILE)) if len(ontopic) else np.inf
-    keep = offtopic < on_low
+    title_vectors = (
+        np.asarray(embedder.embed_queries(titles), dtype=np.float32)
+        if titles
+        else np.empty((0, bank_vectors.shape[1]), dtype=np.float32)
+    )
+    title_best, title_rows = best_rows(vectors, title_vectors)
+    # Bank questions scoring like the corpus's own section titles look answerable here: dropped.
+    on_low = float(np.percentile(title_best, ONTOPIC_QUANTILE)) if len(title_best) else np.inf
+    keep = bank_best < on_low
     language_of = np.array([language for language, _ in bank])
     medians = {
-        language: float(np.median(offtopic[keep & (language_of == language)]))
+        language: float(np.median(bank_best[keep & (language_of == language)]))
         for language in sorted(set(language_of))
         if (keep & (language_of == language)).sum() >= MIN_PER_LANGUAGE
     }
-    corpus_language = max(medians, key=medians.get) if medians else None
-    background = bank_vectors[keep]
+    return References(
+        bank_vectors, bank_best, bank_rows, titles, title_vectors, title_best, title_rows, keep, medians
+    )
+
+
+def coverages(
+    keywords: KeywordIndex | None, texts: list[str], rows: np.ndarray, chunks: list[Chunk]
+) -> np.ndarray:
+    """Word coverage of each text in its own best passages (0 without a keyword index)."""
+    if keywords is None:
+        return np.zeros(len(texts), dtype=np.float32)
+    pairs = zip(texts, rows, strict=True)
+    return np.array([keywords.coverage(text, [chunks[r].text for r in row]) for text, row in pairs])
+
+
+def calibrate_with(references: References, keywords: KeywordIndex | None, chunks: list[Chunk]) -> Calibration:
+    """Derive the cut and the background (see the module's docstring)."""
+    rule = RULES[GATE]
+    refs = references
+    bank_texts = [question for _, question in offtopic_bank()]
+    background = refs.bank_vectors[refs.keep]
     within = background @ background.T
     np.fill_diagonal(within, -np.inf)  # leave one out: a bank question is not its own neighbour
-    bank_relevance = offtopic[keep] - top_mean(within) if len(background) > 1 else np.empty(0)
-    reference = bank_relevance
-    if corpus_language is not None and len(bank_relevance):
-        reference = bank_relevance[language_of[keep] == corpus_language]
-    title_relevance = (
-        ontopic - top_mean(np.asarray(title_vectors) @ background.T) if len(ontopic) else ontopic
+    kept = np.flatnonzero(refs.keep)
+    bank_coverage = coverages(keywords, [bank_texts[i] for i in kept], refs.bank_rows[kept], chunks)
+    bank_relevance = (
+        refs.bank_best[refs.keep] - baseline(rule, top_mean(within), bank_coverage)
+        if len(background) > 1
+        else np.empty(0)
     )
-    cut = choose_cut(reference, title_relevance)
+    title_relevance = refs.title_best
+    if len(refs.title_best):
+        title_background = top_mean(refs.title_vectors @ background.T)
+        title_coverage = coverages(keywords, refs.title_texts, refs.title_rows, chunks)
+        title_relevance = refs.title_best - baseline(rule, title_background, title_coverage)
+    cut = choose_cut(bank_relevance, title_relevance)
     return Calibration(
         min_score=cut,
-        offtopic=bank_vectors,
-        background_rows=[int(i) for i in np.flatnonzero(keep)],
+        offtopic=refs.bank_vectors,
+        background_rows=[int(i) for i in np.flatnonzero(refs.keep)],
         record={
             "value": round(cut, 6),
             "gate": GATE,
             "source": "build",
             "method": METHOD,
-            "offtopic_relevance": _summary(reference),
+            "offtopic_relevance": _summary(bank_relevance),
             "ontopic_relevance": _summary(title_relevance),
-            "offtopic": _summary(offtopic),
-            "offtopic_median_by_language": {k: round(v, 4) for k, v in medians.items()},
-            "ontopic": _summary(ontopic),
-            "corpus_language": corpus_language,
-            "background_questions": int(keep.sum()),
-            "bank_dropped_as_on_topic": int((~keep).sum()),
+            "offtopic": _summary(refs.bank_best),
+            "offtopic_median_by_language": {k: round(v, 4) for k, v in refs.medians.items()},
+            "ontopic": _summary(refs.title_best),
+            "corpus_language": refs.corpus_language,
+            "background_questions": int(refs.keep.sum()),
+            "bank_dropped_as_on_topic": int((~refs.keep).sum()),
         },
     )
+
+
+def calibrate(
+    embedder: Embedder, vectors: np.ndarray, chunks: list[Chunk], bank_vectors: np.ndarray | None = None
+) -> Calibration:
+    """``measure_references`` and ``calibrate_with`` in one step, with a keyword index made here
+    (a build makes its own between the two: see ``build``)."""
+    from .chunking import embedding_text
+    from .keywords import build_keyword_index
+
+    references = measure_references(embedder, vectors, chunks, bank_vectors)
+    keywords = build_keyword_index([embedding_text(c) for c in chunks], references.corpus_language)
+    return calibrate_with(references, keywords, chunks)
+
+
+def baseline(rule: Rule, background: np.ndarray | float, coverage: np.ndarray | float) -> np.ndarray | float:
+    """What a question's best cosine must exceed beyond the cut, under ``rule`` (see ``Rule``)."""
+    return rule.background_weight * background - rule.evidence_weight * coverage
 
 
 def is_answer(score: float, exact: bool, threshold: float) -> bool:
@@ -194,13 +291,13 @@ def background_similarity(
     return float(top_mean(similarities.reshape(1, -1))[0])
 
 
-def answer_threshold(cut: float, background: float, legacy: bool = False) -> float:
-    """The cosine a passage must reach to answer a question whose background similarity is
-    ``background``: ``cut + background`` (legacy rule: the higher of the floor ``cut`` and the
-    nearest bank question's similarity). ``ask`` and ``eval`` both decide through this."""
+def answer_threshold(cut: float, baseline: float, legacy: bool = False) -> float:
+    """The cosine a passage must reach to answer a question whose baseline is ``baseline``:
+    ``cut + baseline`` (legacy rule: the higher of the floor ``cut`` and the nearest bank
+    question's similarity, its baseline). ``ask`` and ``eval`` both decide through this."""
     if legacy:
-        return max(cut, background)
-    return cut + background
+        return max(cut, baseline)
+    return cut + baseline
 
 
 def background_floor(query_vector: np.ndarray, background: np.ndarray | None) -> float:

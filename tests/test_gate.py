@@ -1,5 +1,6 @@
-"""The no-answer gate (issue 14): relevance = best cosine minus the question's background
-similarity to the off-topic bank, cut per corpus at build time (see ``threshold``)."""
+"""The no-answer gate (issue 14): relevance = best cosine minus the question's baseline (its
+similarity to the off-topic bank less its word evidence), cut per corpus at build time (see
+``threshold``)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,16 @@ import pytest
 
 from semsearch.evaluation import Question, QuestionResult
 from semsearch.index import load_index
+from semsearch.keywords import build_keyword_index, tokenize
 from semsearch.threshold import (
     GATE,
+    OFFTOPIC_QUANTILE,
+    ONTOPIC_QUANTILE,
+    RULES,
     answer_threshold,
     background_similarity,
+    baseline,
+    best_rows,
     calibrate,
     choose_cut,
     top_mean,
@@ -48,12 +55,47 @@ def test_top_mean_takes_what_there_is():
 
 
 def test_the_cut_lies_between_the_two_references():
-    off = np.linspace(-0.08, 0.0, 50)  # 90th percentile -0.008
-    on = np.linspace(0.02, 0.10, 50)  # 10th percentile 0.028
-    assert choose_cut(off, on) == pytest.approx((-0.008 + 0.028) / 2, abs=1e-3)
-    assert choose_cut(off, np.empty(0)) == pytest.approx(np.percentile(off, 90))
-    assert choose_cut(np.empty(0), on) == pytest.approx(np.percentile(on, 10))
+    off = np.linspace(-0.08, 0.0, 51)
+    on = np.linspace(0.02, 0.10, 51)
+    high_off, low_on = np.percentile(off, OFFTOPIC_QUANTILE), np.percentile(on, ONTOPIC_QUANTILE)
+    assert (high_off, low_on) == pytest.approx((-0.004, 0.028))
+    assert choose_cut(off, on) == pytest.approx((high_off + low_on) / 2)
+    assert choose_cut(off, np.empty(0)) == pytest.approx(high_off)
+    assert choose_cut(np.empty(0), on) == pytest.approx(low_on)
     assert choose_cut(np.empty(0), np.empty(0)) == 0.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_best_rows_against_argsort(seed):
+    rng = np.random.default_rng(seed)
+    vectors = unit(*rng.normal(size=(40, 6)))
+    queries = unit(*rng.normal(size=(7, 6)))
+    best, rows = best_rows(vectors, queries, k=3, block=9)  # blocks smaller than the corpus
+    brute = np.argsort(-(queries @ vectors.T), axis=1)[:, :3]
+    assert best == pytest.approx((queries @ vectors.T).max(axis=1))
+    assert [sorted(r) for r in rows.tolist()] == [sorted(r) for r in brute.tolist()]
+
+
+def test_word_coverage_against_brute_force():
+    texts = ["zwrot towaru w 14 dni", "pogoda w krakowie", "zwrot pieniędzy przelewem", "kurier dpd"]
+    keywords = build_keyword_index(texts, None)
+    holders = [set(tokenize(t)) for t in texts]
+
+    def brute(question, rows):
+        words = set(tokenize(question))
+        weight = {w: np.log((len(texts) + 1) / (sum(w in h for h in holders) + 0.5)) for w in words}
+        return max(sum(weight[w] for w in words if w in holders[r]) for r in rows) / sum(weight.values())
+
+    for question, rows in [("zwrot towaru", [0, 2]), ("zwrot towaru", [2]), ("narty w alpach", [1, 3])]:
+        assert keywords.coverage(question, [texts[r] for r in rows]) == pytest.approx(brute(question, rows))
+    assert keywords.coverage("zwrot towaru w 14 dni", texts[:1]) == pytest.approx(1.0)
+    assert keywords.coverage("narty alpy", texts) == 0.0
+    assert keywords.coverage("zwrot", []) == 0.0
+
+
+def test_word_evidence_lowers_the_baseline_and_gate_2_has_none():
+    assert baseline(RULES[GATE], 0.84, 1.0) < baseline(RULES[GATE], 0.84, 0.0)
+    assert baseline(RULES[2], 0.84, 1.0) == pytest.approx(0.84)  # indexes built with gate 2 read as before
 
 
 def test_eval_decides_as_ask_does():
@@ -98,3 +140,24 @@ def test_the_gate_on_the_sample_docs(sample_index, question, answered):
     vector = embedder_for(index).embed_queries([question])[0]
     result = index.search(question, vector, k=3)
     assert bool(result.hits) == answered, (result.threshold, [h.score for h in result.hits])
+
+
+def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_path):
+    """Gate 2's cut was derived for background similarity alone: reading it with gate 3's
+    weights would move every question's threshold. Its next build recalibrates it."""
+    import shutil
+
+    from semsearch.index import embedder_for
+
+    copy = tmp_path / "index"
+    shutil.copytree(sample_index, copy)
+    meta = json.loads((copy / "meta.json").read_text())
+    meta["min_score"]["gate"] = 2
+    (copy / "meta.json").write_text(json.dumps(meta))
+    old, new = load_index(copy), load_index(sample_index)
+    question = "Ile mam dni na zwrot towaru?"
+    vector = embedder_for(new).embed_queries([question])[0]
+    similarity = background_similarity(vector, new.background)
+    assert old.baseline(question, vector) == pytest.approx(similarity)
+    assert new.baseline(question, vector) < 0.75 * similarity  # its words are in the docs
+    assert old.search(question, vector, 3).threshold == pytest.approx(old.min_score + similarity)
