@@ -234,7 +234,11 @@ def _build(
     calibration = calibrate(embedder, vectors, chunks, bank_vectors=bank)
     language = calibration.record["corpus_language"]
     progress(Step("keywords"))
-    keywords = build_keyword_index([embedding_text(chunk) for chunk in chunks], language)
+    keywords = build_keyword_index(
+        [embedding_text(chunk) for chunk in chunks],
+        language,
+        [chunk.headings for chunk in chunks],
+    )
     calibrated = _surviving_calibration(plan, plan.report.embedded + plan.report.resumed, len(chunks))
     meta = {
         "format": INDEX_FORMAT,
