@@ -234,7 +234,11 @@ def _build(
     references = measure_references(embedder, vectors, chunks, bank_vectors=bank)
     language = references.corpus_language
     progress(Step("keywords"))
-    keywords = build_keyword_index([embedding_text(chunk) for chunk in chunks], language)
+    keywords = build_keyword_index(
+        [embedding_text(chunk) for chunk in chunks],
+        language,
+        [chunk.headings for chunk in chunks],
+    )
     calibration = calibrate_with(references, keywords, chunks)
     calibrated = _surviving_calibration(plan, plan.report.embedded + plan.report.resumed, len(chunks))
     meta = {

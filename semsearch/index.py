@@ -22,7 +22,7 @@ from .embedders import Embedder, canonical_spec, load_embedder
 from .errors import IndexCorruptError, ModelError, UsageError
 from .keywords import KeywordIndex
 from .reader import check_unit_rows, read_index
-from .search import MODES, Hit, fuse, identifiers, names_something_exact, rank, references
+from .search import MODES, Hit, code_names, fuse, identifiers, names_something_exact, rank, references
 from .sources import changed_files, docs_relative
 from .store import update_meta
 from .threshold import (
@@ -162,14 +162,19 @@ class Index:
     def identifier_rows(self, question: str) -> np.ndarray:
         """Rows whose chunk contains a code the question names verbatim (see ``identifiers``),
         case-insensitively, or every part of a reference it names (see ``references``:
-        ``art. 6 ust. 1 lit. a`` is in the chunk that cites it, not in those citing lit. b)."""
+        ``art. 6 ust. 1 lit. a`` is in the chunk that cites it, not in those citing lit. b), or
+        that lie under a heading consisting of a name as code writes it that the question names
+        (see ``code_names``: "What does events.once() return?" and the section
+        "events.once(emitter, name[, options])", not every chunk mentioning it)."""
         codes = identifiers(question)
         chains = references(question)
-        if not codes and not chains:
+        names = code_names(question)
+        if not codes and not chains and not names:
             return np.empty(0, dtype=np.int64)
         keywords = self.keyword_index()
         found = [keywords.rows_with(code) for code in codes]
         found += [keywords.rows_with_all(parts) for parts in chains]
+        found += [keywords.rows_named(name) for name in names]
         return np.unique(np.concatenate(found))
 
     def allowed_rows(self, paths: Sequence[str]) -> np.ndarray | None:

@@ -31,7 +31,7 @@ import numpy as np
 
 from .errors import IndexCorruptError
 
-TOKENIZER_VERSION = 2
+TOKENIZER_VERSION = 3  # 3: heading names (see ``heading_name``)
 FILES = (
     "keywords.data.npy",
     "keywords.indices.npy",
@@ -62,8 +62,12 @@ SNOWBALL = {
     "tr": "turkish",
 }
 
-_TOKEN = re.compile(r"§|\w+(?:[-/.+]\w+)*")
+_TOKEN = re.compile(r"§|\w+(?:[-/.+]+\w+)*")
 _JOINER = re.compile(r"[-/.+]")
+_LABEL = re.compile(r"\w+:\s+")  # "Class: EventEmitter", "Event: 'close'"
+_SIGNATURE = re.compile(r"[(\[].*", re.DOTALL)
+NAME_MARK = "#"
+"""Marks the token of a chunk's heading name (see ``heading_name``); ``tokenize`` never makes it."""
 
 
 @cache
@@ -100,6 +104,22 @@ def tokenize(text: str, language: str | None = None) -> list[str]:
                 tokens.append(f"{previous}_{part}")
             previous = token
     return tokens
+
+
+def heading_name(heading: str) -> str | None:
+    """The one name a heading consists of, as API references title their sections:
+    ``emitter.once`` for "emitter.once(eventName, listener)", ``prefer-offline``,
+    ``EventEmitter`` for "Class: EventEmitter"; None for a heading in words ("package.json vars",
+    "§ 7. Odstąpienie od umowy")."""
+    core = _LABEL.sub("", heading.strip(), count=1)
+    core = _SIGNATURE.sub("", core).strip().strip("'\"`")
+    return core if core and not any(c.isspace() for c in core) else None
+
+
+def name_token(name: str, language: str | None) -> str | None:
+    """The keyword token marking chunks under a heading that is ``name`` (None if it has no word)."""
+    tokens = tokenize(name, language)
+    return f"{NAME_MARK}{tokens[0]}" if tokens else None  # a code's first token is the whole code
 
 
 class SortedVocabulary:
@@ -206,6 +226,13 @@ class KeywordIndex:
             return np.empty(0, dtype=np.int64)
         return self._rows_of(tokens[0])  # a code's first token is the whole code
 
+    def rows_named(self, name: str) -> np.ndarray:
+        """Rows under a heading that is ``name`` (see ``heading_name``): ``events.once`` finds
+        the chunks of the section "events.once(emitter, name[, options])" and of its
+        subsections, whatever their text."""
+        token = name_token(name, self.language)
+        return np.empty(0, dtype=np.int64) if token is None else self._rows_of(token)
+
     def rows_with_all(self, parts: Sequence[str]) -> np.ndarray:
         """Rows holding every one of ``parts``, each as the joined token its words make
         (``art. 6`` → ``art_6``, ``§ 7`` → ``§_7``)."""
@@ -239,8 +266,12 @@ class KeywordIndex:
         return cls(data, indices, indptr, vocab, rows, language)
 
 
-def build_keyword_index(texts: Sequence[str], language: str | None) -> KeywordIndex:
-    """BM25 (Lucene variant, k1 = 1.5, b = 0.75, bm25s defaults) over ``texts``.
+def build_keyword_index(
+    texts: Sequence[str], language: str | None, headings: Sequence[Sequence[str]] = ()
+) -> KeywordIndex:
+    """BM25 (Lucene variant, k1 = 1.5, b = 0.75, bm25s defaults) over ``texts``; ``headings``
+    (each text's heading path) add a column for each name a heading consists of (see
+    ``heading_name``), outside BM25: questions never score it, ``rows_named`` finds it.
 
     Each text becomes token ids at once (a token string is kept once, in the vocabulary, not
     once per occurrence: a 21 MB file made 5 million token strings); the matrix's columns are
@@ -257,14 +288,13 @@ def build_keyword_index(texts: Sequence[str], language: str | None) -> KeywordIn
     weights = retriever.scores
     if len(weights["indptr"]) != len(first_seen) + 1:
         raise AssertionError("bm25s returned a matrix that does not match the vocabulary")
-    tokens = list(first_seen)  # in id order
+    marks: dict[str, list[int]] = {}
+    for row, path in enumerate(headings):
+        for token in _heading_tokens(path, language):
+            marks.setdefault(token, []).append(row)
+    tokens = list(first_seen) + list(marks)  # in column order
     order = np.array(sorted(range(len(tokens)), key=tokens.__getitem__), dtype=np.int64)
-    data, indices, indptr = _columns_in_order(
-        np.asarray(weights["data"], dtype=np.float32),
-        np.asarray(weights["indices"], dtype=np.int32),
-        np.asarray(weights["indptr"], dtype=np.int64),
-        order,
-    )
+    data, indices, indptr = _columns_in_order(*_with_marks(weights, list(marks.values())), order)
     return KeywordIndex(
         data=data,
         indices=indices,
@@ -273,6 +303,24 @@ def build_keyword_index(texts: Sequence[str], language: str | None) -> KeywordIn
         rows=len(texts),
         language=language,
     )
+
+
+def _with_marks(weights: dict, marks: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """bm25s's CSC arrays with one more column (weight 1) per list of rows in ``marks``."""
+    lengths = np.array([len(rows) for rows in marks], dtype=np.int64)
+    indptr = np.asarray(weights["indptr"], dtype=np.int64)
+    return (
+        np.concatenate([np.asarray(weights["data"], dtype=np.float32), np.ones(lengths.sum(), np.float32)]),
+        np.concatenate(
+            [np.asarray(weights["indices"], dtype=np.int32), *(np.array(r, np.int32) for r in marks)]
+        ),
+        np.concatenate([indptr, indptr[-1] + np.cumsum(lengths)]),
+    )
+
+
+def _heading_tokens(path: Sequence[str], language: str | None) -> list[str]:
+    names = (heading_name(heading) for heading in path)
+    return list(dict.fromkeys(t for name in names if name and (t := name_token(name, language))))
 
 
 def _columns_in_order(

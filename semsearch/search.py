@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -116,16 +117,44 @@ def search_vectors(
 
 
 _QUOTED = re.compile(r'"[^"]+"|„[^"”]+["”]|“[^”]+”|«[^»]+»|`[^`]+`')
-_EXACT_HINT = re.compile(r"\d|§|\w[_+]\w")
+_EXACT_HINT = re.compile(r"\d|§|\w[_+]\w|\w\(\)")
+_TOKEN = re.compile(r"[^\s\"'„”“«»()\[\]{},;:!?`]+")
+_FLAG = re.compile(r"--?[^\W\d_][\w-]*(?:=\S*)?")
+_DOTFILE = re.compile(r"\.[^\W\d_][\w.-]*")
+_VARIABLE = re.compile(r"\$[^\W\d]\w*")
 
 
 def names_something_exact(question: str) -> bool:
-    """Whether the question names an exact string (a number, a code, "§ 7", a quoted phrase,
-    a snake_case key, a key combination): then keywords earn a say in the ranking."""
-    return bool(_EXACT_HINT.search(question) or _QUOTED.search(question))
+    """Whether the question names an exact string: then keywords earn a say in the ranking.
+
+    Exact are a number, ``§``, a quoted phrase, a snake_case key or ``ERR_*`` code, a key
+    combination (``Ctrl+Alt+M``), a call (``once()``), and any name as code writes it (see
+    ``is_code_name``: ``events.once``, ``readFile``, ``--max-old-space-size``, ``package.json``).
+    """
+    return bool(_EXACT_HINT.search(question) or _QUOTED.search(question) or code_names(question))
 
 
-_TOKEN = re.compile(r"[^\s\"'„”“«»()\[\]{},;:!?`]+")
+def code_names(question: str) -> list[str]:
+    """The names as code writes them that a question holds (see ``is_code_name``), without a
+    sentence's full stop: "What does events.once() return?" → ``["events.once"]``."""
+    return [token.rstrip(".") for token in _TOKEN.findall(question) if is_code_name(token)]
+
+
+def is_code_name(token: str) -> bool:
+    """Whether one word of a question is a name as code writes it: a dotted name (``fs.readFile``,
+    ``package.json``, ``Node.js``; not ``e.g.`` or ``m.in.``: its first and last parts have two
+    characters or more), camelCase (``prependOnceListener``, ``EventEmitter``), a command-line
+    flag (``--max-old-space-size``, ``-g``), a hidden file (``.npmrc``) or a ``$VARIABLE``.
+    A full stop ending the sentence does not count; a plain or hyphenated word (``e-mail``) is none."""
+    token = token.rstrip(".")
+    if not any(c.isalpha() for c in token):
+        return False
+    if _FLAG.fullmatch(token) or _DOTFILE.fullmatch(token) or _VARIABLE.fullmatch(token):
+        return True
+    parts = token.split(".")
+    if len(parts) > 1 and all(parts) and len(parts[0]) >= 2 and len(parts[-1]) >= 2:
+        return True
+    return any(a.islower() and b.isupper() for a, b in pairwise(token))
 
 
 def identifiers(question: str) -> list[str]:

@@ -261,7 +261,8 @@ def calibrate(
     from .keywords import build_keyword_index
 
     references = measure_references(embedder, vectors, chunks, bank_vectors)
-    keywords = build_keyword_index([embedding_text(c) for c in chunks], references.corpus_language)
+    texts, headings = [embedding_text(c) for c in chunks], [c.headings for c in chunks]
+    keywords = build_keyword_index(texts, references.corpus_language, headings)
     return calibrate_with(references, keywords, chunks)
 
 

@@ -129,3 +129,37 @@ def test_no_context_prompt_when_nothing_passes(sample_index):
     result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--context")
     assert result.exit_code == 1
     assert "Question:" not in result.stdout and "Sources" not in result.stdout
+
+
+@pytest.fixture(scope="module")
+def events_index(tmp_path_factory):
+    """Node.js's events.md (tests/data/api_corpus) indexed with the real default model."""
+    from semsearch.build import build_index
+
+    docs = tmp_path_factory.mktemp("api") / "docs"
+    docs.mkdir()
+    (docs / "events.md").write_bytes((DATA / "api_corpus" / "node" / "events.md").read_bytes())
+    build_index(docs, docs.parent / "index")
+    return docs.parent / "index"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "question, section, top",
+    [
+        # dense alone ranks emitter.prependOnceListener() second
+        ("What does events.once() return?", "Events › events.once(emitter, name[, options])", 3),
+        # dense alone puts emitter.off() first; chunks that merely call emitter.once() do not win
+        (
+            "What does emitter.once() return?",
+            "Events › Class: EventEmitter › emitter.once(eventName, listener)",
+            1,
+        ),
+    ],
+)
+def test_a_code_name_puts_its_own_section_first(events_index, question, section, top):
+    """The first ``top`` results lie in the section the question names (or its subsections)."""
+    result = run("ask", question, "--index", events_index, "--json", "-k", "3")
+    assert result.exit_code == 0, result.output
+    sections = [r["section"] for r in json.loads(result.stdout)["results"]]
+    assert all(s.startswith(section) for s in sections[:top]), sections

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from semsearch.errors import IndexCorruptError
-from semsearch.keywords import KeywordIndex, build_keyword_index, tokenize
+from semsearch.keywords import KeywordIndex, build_keyword_index, heading_name, tokenize
 
 
 def test_tokens_keep_diacritics_codes_and_references():
@@ -18,6 +18,60 @@ def test_tokens_keep_diacritics_codes_and_references():
     assert "4.2" in tokenize("wersja 4.2", "pl") and "42" not in tokenize("wersja 4.2", "pl")
     assert "§_7" in tokens and "ust_2" in tokens  # a number is tied to the word before it
     assert "błąd" in tokens  # case-folded, diacritics kept
+
+
+def test_code_names_stay_findable():
+    call = tokenize("What does events.once() return?", "en")
+    assert {"eventsonce", "event", "onc"} <= set(call)  # the whole name, and its parts
+    assert "eventsonce" in tokenize("`events.once(emitter, name[, options])`", "en")
+    assert "emitteronce" not in call  # another object's once() is another name
+    flag = tokenize("node --max-old-space-size=1536 index.js", "en")
+    assert {"maxoldspacesize", "max", "old", "space", "size", "indexjs"} <= set(flag)  # whole, parts
+    assert "maxoldspacesize" in tokenize("what is max-old-space-size", "en")  # dashes optional
+    path = tokenize("delete node_modules/.package-lock.json", "en")
+    assert "node_modulespackagelockjson" in path and "lock" in path  # a path is one name too
+    assert tokenize("ERR_INVALID_ARG_TYPE", "en") == ["err_invalid_arg_type"]
+
+
+@pytest.mark.parametrize(
+    "heading, name",
+    [
+        ("events.once(emitter, name[, options])", "events.once"),
+        ("emitter[Symbol.for('nodejs.rejection')](err, eventName[, ...args])", "emitter"),
+        ("prefer-offline", "prefer-offline"),
+        ("Class: EventEmitter", "EventEmitter"),
+        ("Event: 'newListener'", "newListener"),
+        ("lockfileVersion", "lockfileVersion"),
+        ("package.json vars", None),
+        ("§ 7. Odstąpienie od umowy", None),
+        ("Handling events only once", None),
+        ("", None),
+    ],
+)
+def test_a_heading_that_is_one_name(heading, name):
+    assert heading_name(heading) == name
+
+
+def test_rows_named_are_the_rows_under_a_heading_that_is_the_name(tmp_path):
+    texts = [
+        "Creates a Promise that is fulfilled when the emitter emits",
+        "Edge case: events.once() can miss an event",
+        "emitter.once() adds a one-time listener; events.once() waits",
+        "Returns a copy of the listeners",
+    ]
+    headings = [
+        ("Events", "events.once(emitter, name[, options])"),
+        ("Events", "events.once(emitter, name[, options])", "Awaiting multiple events"),
+        ("Events", "emitter.once(eventName, listener)"),
+        ("Events", "package.json vars"),
+    ]
+    build_keyword_index(texts, "en", headings).save(tmp_path)
+    loaded = KeywordIndex.load(tmp_path, len(texts), "en")
+    assert loaded.rows_named("events.once").tolist() == [0, 1]  # the section and its subsection
+    assert loaded.rows_named("emitter.once").tolist() == [2]
+    assert loaded.rows_named("package.json").tolist() == []  # a heading in words names nothing
+    assert loaded.rows_with("events.once").tolist() == [1, 2]  # mentions, wherever they are
+    assert loaded.scores("#eventsonce").max() == 0  # a question never scores the marks
 
 
 def test_polish_inflections_share_a_stem():
@@ -39,7 +93,8 @@ def _random_corpus(rng: np.random.Generator, n: int) -> list[str]:
 def test_scores_equal_bm25s_on_random_corpora(seed, tmp_path):
     rng = np.random.default_rng(seed)
     texts = _random_corpus(rng, int(rng.integers(1, 80)))
-    index = build_keyword_index(texts, "pl")
+    headings = [("Rozdział", f"emitter.once({i})", "PAY-517") for i in range(len(texts))]
+    index = build_keyword_index(texts, "pl", headings)  # heading names change no BM25 score
     reference = bm25s.BM25()
     reference.index([tokenize(t, "pl") for t in texts], show_progress=False)
     index.save(tmp_path)

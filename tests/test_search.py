@@ -6,6 +6,7 @@ import pytest
 from semsearch.search import (
     fuse,
     identifiers,
+    is_code_name,
     names_something_exact,
     rank,
     references,
@@ -130,7 +131,57 @@ def test_fuse_is_scale_free_and_keeps_dense_order_without_keywords():
         ("What is max_attachment_mb for?", True),
         ("Chcę odzyskać to, co zapłaciłem", False),
         ("Why doesn't sync work on my phone?", False),
+        ("What does events.once() return?", True),
+        ("what does once() return", True),  # a call, even without a dotted name
+        ("How do I read a file with fs.readFile", True),
+        ("what is --max-old-space-size for", True),
+        ("when is ERR_INVALID_ARG_TYPE thrown", True),
+        ("Where does npm look for package.json.", True),  # the sentence's full stop is no part
+        ("how is prependOnceListener different from once", True),
+        ("Does .npmignore override the files field?", True),
+        ("How do I reset my password.", False),  # a full stop ends a sentence, not a name
+        ("Do you ship to the U.S. or e.g. Canada?", False),  # abbreviations are no dotted names
+        ("Zwrot m.in. kurierem, tj. za darmo.", False),
+        ("Can I change my e-mail address - and my name?", False),
+        ("Is it end-to-end encrypted?", False),
+        ("What is the returns policy (for gifts)?", False),
     ],
 )
 def test_questions_naming_something_exact(question, exact):
     assert names_something_exact(question) is exact
+
+
+@pytest.mark.parametrize(
+    "token, code",
+    [
+        ("events.once", True),
+        ("fs.readFile", True),
+        ("process.env.NODE_ENV", True),
+        ("package.json", True),
+        ("index.d.ts", True),
+        ("Node.js", True),
+        ("readFile", True),
+        ("EventEmitter", True),
+        ("--max-old-space-size", True),
+        ("--omit=peer", True),
+        ("-g", True),
+        (".npmrc", True),
+        ("$HOME", True),
+        ("password.", False),
+        ("e.g.", False),
+        ("i.e", False),
+        ("m.in.", False),
+        ("Ph.D.", False),
+        ("U.S.A.", False),
+        ("e-mail", False),
+        ("end-to-end", False),
+        ("-", False),
+        ("...", False),
+        ("4.2", False),  # a number: exact through its digit, not as a name
+        ("HTTP", False),
+        ("Zwrot", False),
+        ("zapłaciłem", False),
+    ],
+)
+def test_code_names(token, code):
+    assert is_code_name(token) is code
