@@ -20,6 +20,7 @@ and without reading the whole vocabulary (a million-chunk corpus has millions of
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -181,6 +182,15 @@ class KeywordIndex:
             rows, weights = self._column(token)
             scores[rows] += weights  # a column holds each row once
         return scores
+
+    def idf(self, tokens: Sequence[str]) -> list[float]:
+        """Each token's inverse document frequency (BM25's, Lucene variant): rarer weighs more."""
+        weights = []
+        for token in tokens:
+            column = self.vocab.get(token)
+            found = 0 if column is None else int(self.indptr[column + 1]) - int(self.indptr[column])
+            weights.append(math.log(1 + (self.rows - found + 0.5) / (found + 0.5)))
+        return weights
 
     def rows_with(self, text: str) -> np.ndarray:
         """Rows holding ``text`` as one token (a code such as ``PAY-517``, case-insensitively
