@@ -94,6 +94,12 @@ def _options(
     """Semantic search over a folder of Markdown files, offline."""
 
 
+class Expand(str, Enum):
+    chunk = "chunk"
+    section = "section"
+    file = "file"
+
+
 class Mode(str, Enum):
     hybrid = "hybrid"
     dense = "dense"
@@ -222,6 +228,18 @@ def ask(
     max_context_tokens: Annotated[
         int, typer.Option("--max-context-tokens", min=1, help="Token budget of the --context prompt.")
     ] = 3000,
+    expand: Annotated[
+        Expand,
+        typer.Option(
+            "--expand",
+            case_sensitive=False,
+            help="What --context gives of each result: its passage (chunk), or as much of its "
+            "section or file as the token budget allows.",
+        ),
+    ] = Expand.chunk,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print each result's whole passage, not its snippet.")
+    ] = False,
     as_json: JsonOption = False,
     as_jsonl: Annotated[
         bool, typer.Option("--jsonl", help="Print one JSON object per result, one per line, for pipes.")
@@ -234,14 +252,14 @@ def ask(
     with Collection(_index(index), model=model) as collection:
         render.stale_warning(collection.changed_files(), collection.index)
         result = collection.search(question, k, mode=mode.value, paths=path or (), min_score=min_score)
+        if context and result.hits:
+            from .context import context_prompt
+
+            prompt = context_prompt(collection.index, result, max_context_tokens, expand.value)
     if result.question_cut:
         render.question_cut(question, result.question, collection.embedder.max_input_tokens)
     question = result.question  # what both embeddings and keywords saw
     if context and result.hits:
-        from .context import build_prompt
-        from .tokens import count_tokens
-
-        prompt = build_prompt(question, result.hits, max_context_tokens, count_tokens)
         if as_json:
             render.print_json(render.prompt_json(question, prompt))
         else:
@@ -249,9 +267,9 @@ def ask(
     elif as_json:
         render.print_json(render.ask_json(question, result))
     elif as_jsonl:
-        render.print_json_lines(render.hit_dict(hit) for hit in result.hits)
+        render.print_json_lines(render.hit_dict(hit, question) for hit in result.hits)
     else:
-        render.print_result(result)
+        render.print_result(result, full=full)
     if not result.answered:
         raise typer.Exit(EXIT_NO_ANSWER)
 

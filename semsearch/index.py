@@ -259,7 +259,15 @@ class Index:
     def _hit(self, rank: int, ranked: Ranked) -> Hit:
         chunk = self.chunks[ranked.row]
         path = _absolute(self.meta["docs_root"], chunk.source)
-        return Hit(rank=rank, score=ranked.score, chunk=chunk, keyword_score=ranked.keyword_score, path=path)
+        return Hit(
+            rank=rank,
+            score=ranked.score,
+            chunk=chunk,
+            keyword_score=ranked.keyword_score,
+            path=path,
+            row=ranked.row,
+            keywords=self.keywords,
+        )
 
     def search(
         self,

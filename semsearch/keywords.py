@@ -203,15 +203,19 @@ class KeywordIndex:
             scores[rows] += weights  # a column holds each row once
         return scores
 
+    def idf(self, tokens: Sequence[str]) -> list[float]:
+        """Each token's inverse document frequency (BM25's, Lucene variant, which equals
+        ``log((N + 1) / (df + 0.5))``): rarer weighs more, a token the corpus lacks most."""
+        return [math.log(1 + (self.rows - (df := len(self._rows_of(t))) + 0.5) / (df + 0.5)) for t in tokens]
+
     def coverage(self, question: str, passages: Sequence[str]) -> float:
-        """Share of the question's distinct tokens, each weighted by its rarity in the corpus
-        (``log((N + 1) / (df + 0.5))``; a token the corpus lacks weighs most), that the best of
+        """Share of the question's distinct tokens, each weighted by its ``idf``, that the best of
         ``passages`` (chunk texts, without their heading path: a section title is not evidence
         for itself) contains: 1 when one passage holds every word, 0 when none holds any."""
-        tokens = set(tokenize(question, self.language))
+        tokens = sorted(set(tokenize(question, self.language)))
         if not tokens or not passages:
             return 0.0
-        weights = {t: math.log((self.rows + 1) / (len(self._rows_of(t)) + 0.5)) for t in tokens}
+        weights = dict(zip(tokens, self.idf(tokens), strict=True))
         found = max(
             sum(w for t, w in weights.items() if t in held)
             for held in (set(tokenize(text, self.language)) for text in passages)

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from .index import Index
     from .search import Hit
 
-SNIPPET_CHARS = 320
+INDENT = " " * 7
+"""Where a result's text starts, under its score."""
 
 Part = str | tuple[str, str]
 """Plain text, or text and a Rich style name (``("Indexed", "green")``)."""
@@ -83,15 +84,6 @@ def _readable_data(data: Any) -> Any:
     return data
 
 
-def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    """Whitespace-folded text, cut at a word boundary."""
-    folded = " ".join(text.split())
-    if len(folded) <= limit:
-        return folded
-    cut = folded.rfind(" ", 0, limit)
-    return folded[: cut if cut > limit // 2 else limit].rstrip(" ,;:") + " …"
-
-
 def display_path(path: str) -> str:
     """A path as ripgrep shows it: relative to the current folder when inside it, else absolute."""
     import os
@@ -105,8 +97,10 @@ def where(hit: Hit) -> str:
     return f"{display_path(hit.path or hit.source)}:{hit.chunk.start_line}"
 
 
-def hit_dict(hit: Hit) -> dict:
+def hit_dict(hit: Hit, question: str | None = None) -> dict:
+    """A result for --json; with ``question``, also its snippet and the lines it shows."""
     chunk = hit.chunk
+    shown = None if question is None else hit.snippet(question)
     return {
         "rank": hit.rank,
         "score": round(hit.score, 6),
@@ -119,6 +113,11 @@ def hit_dict(hit: Hit) -> dict:
         "end_line": chunk.end_line,
         "text": chunk.text,
         **({} if hit.keyword_score is None else {"keyword_score": round(hit.keyword_score, 6)}),
+        **(
+            {}
+            if shown is None
+            else {"snippet": {"text": shown.text, "start_line": shown.start_line, "end_line": shown.end_line}}
+        ),
     }
 
 
@@ -129,7 +128,7 @@ def ask_json(question: str, result: Answer) -> dict:
         "answered": result.answered,
         "reason": result.reason,
         "min_score": round(result.threshold, 6),
-        "results": [hit_dict(hit) for hit in result.hits],
+        "results": [hit_dict(hit, result.question) for hit in result.hits],
     }
 
 
@@ -138,8 +137,27 @@ def prompt_json(question: str, prompt: Prompt) -> dict:
         "question": question,
         "prompt": prompt.text,
         "tokens": prompt.tokens,
-        "sources": [{"number": n, **hit_dict(hit)} for n, hit in enumerate(prompt.sources, 1)],
+        "sources": [
+            {"number": n, **hit_dict(hit), **_given(prompt, n)} for n, hit in enumerate(prompt.sources, 1)
+        ],
         "left_out": prompt.left_out,
+    }
+
+
+def _given(prompt: Prompt, number: int) -> dict:
+    """With --expand: what source ``number`` gives the model (its lines, the results it holds)."""
+    if prompt.blocks is None:
+        return {}
+    block = prompt.blocks[number - 1]
+    chunks = block.chunks
+    return {
+        "context": {
+            "location": block.location,
+            "start_line": chunks[0].start_line,
+            "end_line": chunks[-1].end_line,
+            "ranks": [hit.rank for hit in block.hits],
+            "text": block.text,
+        }
     }
 
 
@@ -153,7 +171,8 @@ def print_prompt(prompt: Prompt) -> None:
         )
 
 
-def print_result(result: Answer) -> None:
+def print_result(result: Answer, full: bool = False) -> None:
+    """Each result's score, location and snippet (``full``: its whole passage)."""
     if not result.answered:
         _say(f"No answer: {result.reason}.")
         return
@@ -168,7 +187,10 @@ def print_result(result: Answer) -> None:
             "  ",
             (f"{hit.section or hit.source} ({lines})", "bold"),
         )
-        _say("       " + snippet(hit.chunk.text), style="dim" if hit.rank > 1 else None)
+        text = hit.chunk.text if full else hit.snippet(result.question).text
+        for line in text.split("\n"):
+            if line.strip() or full:  # a snippet's paragraphs stay apart from the next result
+                _say(INDENT + line if line.strip() else "", style="dim" if hit.rank > 1 else None)
         _say()
 
 

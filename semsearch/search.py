@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .chunking import Chunk
+
+if TYPE_CHECKING:
+    from .keywords import KeywordIndex
+    from .snippets import Snippet
 
 
 @dataclass(frozen=True)
@@ -21,6 +26,23 @@ class Hit:
     """BM25 score (None in dense mode)."""
     path: str | None = None
     """The file's absolute path (the docs folder the index records, and ``source``)."""
+    row: int | None = None
+    """The chunk's row in the index (None for a hit made outside an index)."""
+    keywords: KeywordIndex | None = field(default=None, repr=False, compare=False)
+    """The index's keyword side: its stemmer and word rarities choose the snippet."""
+
+    def snippet(self, question: str, chars: int | None = None) -> Snippet:
+        """The lines of the passage that show why it matched ``question`` (see ``snippets``)."""
+        from .snippets import SNIPPET_CHARS, best_snippet, question_terms
+
+        keywords = self.keywords
+        terms = question_terms(
+            question, keywords.language if keywords else None, keywords.idf if keywords else None
+        )
+        chunk = self.chunk
+        return best_snippet(
+            chunk.text, chunk.start_line, terms, end_line=chunk.end_line, chars=chars or SNIPPET_CHARS
+        )
 
     @property
     def source(self) -> str:

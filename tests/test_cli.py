@@ -44,8 +44,10 @@ def test_ask_json_shape(sample_index):
         "start_line",
         "end_line",
         "text",
+        "snippet",
     }
     assert set(first) == fields | {"keyword_score"}
+    assert set(first["snippet"]) == {"text", "start_line", "end_line"} and first["snippet"]["text"]
     assert first["rank"] == 1 and first["score"] >= data["min_score"]
     assert first["section"] == " › ".join(first["headings"])
     assert first["start_line"] <= first["end_line"]

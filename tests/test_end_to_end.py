@@ -164,3 +164,68 @@ def test_build_and_ask_through_the_installed_command(tmp_path):
     )
     assert asked.returncode == 0, asked.stderr
     assert json.loads(asked.stdout)["results"][0]["section"] == "Zwroty › Termin zwrotu pieniędzy"
+
+
+def installed(index: Path, *args: str) -> subprocess.CompletedProcess:
+    """The installed `semsearch` command, in a fresh process, with no network."""
+    command = Path(sys.executable).parent / "semsearch"
+    return subprocess.run(
+        [str(command), *args, "--index", str(index)],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1", **OFFLINE},
+    )
+
+
+def test_ask_shows_the_list_item_that_matched_and_full_shows_the_whole_passage(sample_index):
+    question = "Co oznacza błąd PAY-517?"
+    short = installed(sample_index, "ask", question, "-k", "1")
+    full = installed(sample_index, "ask", question, "-k", "1", "--full")
+    assert short.returncode == full.returncode == 0, short.stderr + full.stderr
+    _, data = ask(sample_index, question, "-k", "1")
+    passage = data["results"][0]["text"]
+    shown = [line[7:] for line in short.stdout.splitlines()[1:] if line.strip()]
+    assert any(line.startswith("- **PAY-517** –") for line in shown), short.stdout  # marker kept
+    assert "…" in short.stdout and len(short.stdout) < len(full.stdout)
+    whole = [line[7:] for line in full.stdout.splitlines()[1:] if line.strip()]
+    assert whole == [line for line in passage.splitlines() if line.strip()]
+
+
+def test_json_results_carry_the_snippet_and_the_file_lines_it_shows(sample_index):
+    result = installed(sample_index, "ask", "Co oznacza błąd PAY-517?", "--json")
+    assert result.returncode == 0, result.stderr
+    first = json.loads(result.stdout)["results"][0]
+    snippet = first["snippet"]
+    assert "PAY-517" in snippet["text"] and first["text"]  # the old fields stay
+    assert first["start_line"] <= snippet["start_line"] <= snippet["end_line"] <= first["end_line"]
+    lines = (SAMPLE_DOCS / first["source"]).read_text(encoding="utf-8").split("\n")
+    shown = lines[snippet["start_line"] - 1 : snippet["end_line"]]
+    assert "PAY-517" in "\n".join(shown)
+    for line in snippet["text"].split("\n"):
+        if line.strip("… "):
+            assert any(line.strip("… ") in source for source in shown), line
+
+
+def test_context_expand_section_gives_whole_sections_once_each(sample_index):
+    question = "Ile mam dni na odstąpienie od umowy?"
+    plain = installed(sample_index, "ask", question, "--context", "--json")
+    expanded = installed(sample_index, "ask", question, "--context", "--expand", "section", "--json")
+    assert plain.returncode == expanded.returncode == 0, plain.stderr + expanded.stderr
+    before, after = json.loads(plain.stdout), json.loads(expanded.stdout)
+    assert after["tokens"] <= 3000 and after["tokens"] > before["tokens"]
+    chunks = json.loads((sample_index / "chunks.json").read_text(encoding="utf-8"))
+    sections = [(source["source"], source["section"]) for source in after["sources"]]
+    assert len(sections) == len(set(sections)), "a section given twice"
+    grown = 0
+    for source in after["sources"]:
+        context = source["context"]
+        assert source["text"].strip() in context["text"]  # the hit's own passage is in it
+        in_section = [
+            c for c in chunks if (c["source"], c["section"]) == (source["source"], source["section"])
+        ]
+        if len(in_section) > 1 and all(c["text"].strip() in context["text"] for c in in_section):
+            grown += 1
+            assert context["start_line"] == in_section[0]["start_line"]
+            assert context["end_line"] == in_section[-1]["end_line"]
+    assert grown >= 1, "no source grew to a whole section of several passages"
+    assert "Question: " + question in after["prompt"]
