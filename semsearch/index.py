@@ -20,10 +20,12 @@ from .bank import bank_sha256
 from .chunking import Chunk
 from .embedders import Embedder, canonical_spec, load_embedder
 from .errors import IndexCorruptError, ModelError, UsageError
+from .filters import Condition, allowed_rows
+from .frontmatter import FRONT_MATTER_VERSION
 from .keywords import KeywordIndex
 from .reader import check_unit_rows, read_index
 from .search import MODES, Hit, code_names, fuse, identifiers, names_something_exact, rank, references
-from .sources import changed_files, docs_relative
+from .sources import changed_files
 from .store import update_meta
 from .threshold import (
     EVIDENCE_PASSAGES,
@@ -107,6 +109,11 @@ class Index:
         return self.meta["offtopic"].get("bank_sha256") == bank_sha256()
 
     @property
+    def front_matter_recorded(self) -> bool:
+        """Whether its build recorded each file's front matter (``--where`` needs it)."""
+        return self.meta.get("front_matter", {}).get("version") == FRONT_MATTER_VERSION
+
+    @property
     def model(self) -> str:
         return self.meta["model"]["spec"]
 
@@ -177,27 +184,13 @@ class Index:
         found += [keywords.rows_named(name) for name in names]
         return np.unique(np.concatenate(found))
 
-    def allowed_rows(self, paths: Sequence[str]) -> np.ndarray | None:
-        """Mask of the rows whose file matches one of the ``.gitignore``-style ``paths``
-        (``faq/**``, ``*.md``, ``regulamin.md``); None without patterns."""
-        if not paths:
-            return None
-        import pathspec
-
-        root = Path(self.meta["docs_root"])
-        spec = pathspec.GitIgnoreSpec.from_lines([docs_relative(pattern, root) for pattern in paths])
-        allowed = np.zeros(len(self.chunks), dtype=bool)
-        for source, record in self.meta["files"].items():
-            if spec.match_file(source):
-                if "rows" not in record:
-                    raise IndexCorruptError(
-                        f"the index at {self.path}/ predates path filters (no row ranges per file)"
-                    )
-                start, end = record["rows"]
-                allowed[start:end] = True
-        if not allowed.any():
-            raise UsageError(f"no indexed file matches the path pattern(s) {' '.join(paths)}")
-        return allowed
+    def allowed_rows(
+        self, paths: Sequence[str] = (), where: Sequence[str | Condition] = ()
+    ) -> np.ndarray | None:
+        """Mask of the rows of files matching one of the ``.gitignore``-style ``paths`` (``faq/**``,
+        ``regulamin.md``) and every ``where`` condition on front matter (``type=umowa``, see
+        ``filters``); None without a filter."""
+        return allowed_rows(self.meta, len(self.chunks), paths, where, self.path)
 
     def keyword_index(self) -> KeywordIndex:
         if self.keywords is None:
@@ -214,9 +207,11 @@ class Index:
         k: int,
         mode: str = "hybrid",
         paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
         cosine: np.ndarray | None = None,
     ) -> list[Ranked]:
-        """The best ``k`` rows for ``question`` under ``mode``, only from files matching ``paths``.
+        """The best ``k`` rows for ``question`` under ``mode``, only from files matching ``paths``
+        and ``where`` (see ``filters``).
 
         - ``dense``: cosine similarity alone.
         - ``keyword``: BM25 alone (rows sharing no token with the question are not results).
@@ -230,7 +225,7 @@ class Index:
         if mode not in MODES:
             raise UsageError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
         cosine = self.cosines(query_vector) if cosine is None else cosine
-        allowed = self.allowed_rows(paths)
+        allowed = self.allowed_rows(paths, where)
         keyword = None
         exact = np.empty(0, dtype=np.int64)
         ranking = cosine
@@ -269,6 +264,7 @@ class Index:
         min_score: float | None = None,
         mode: str = "hybrid",
         paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
     ) -> Answer:
         """Top ``k`` chunks that pass the threshold, in any mode.
 
@@ -287,7 +283,7 @@ class Index:
             threshold = self.answer_threshold(own_baseline)
         found = [
             r
-            for r in self.ranked(question, query_vector, k, mode, paths, cosine)
+            for r in self.ranked(question, query_vector, k, mode, paths, where, cosine)
             if is_answer(r.score, r.exact, threshold)
         ]
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
