@@ -87,13 +87,14 @@ class Collection:
         min_score: float | None = None,
     ) -> list[Answer]:
         """``search`` for many questions, embedded in one batch."""
-        where = conditions(where)  # a condition that cannot work fails before the model loads
+        where = conditions(where)
         if k < 1:
             raise UsageError(f"k must be at least 1 (got {k})")
         if self._closed:
             raise UsageError(f"the collection {self.path} is closed")
         if min_score is not None and not -1 <= min_score <= 1:  # NaN fails this too
             raise UsageError(f"a cosine cutoff is a number from -1 to 1 (got {min_score})")
+        self.index.allowed_rows(paths, where)  # a filter that cannot work fails before the model loads
         fitted = [self._fit(question) for question in questions]
         vectors = self._vectors([text for text, _ in fitted]) if fitted else []
         return [
