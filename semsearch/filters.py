@@ -18,6 +18,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,8 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
 _BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
 ORDERING = ("<", "<=", ">", ">=")
+_WANTED = {"=": (0,), "<": (-1,), "<=": (-1, 0), ">": (1,), ">=": (1, 0)}
+"""What ``Condition._compare`` must give for the operator to hold."""
 
 
 def _number(text: str) -> float | None:
@@ -80,6 +83,14 @@ class Condition:
     def __str__(self) -> str:
         return f"{self.field}{self.op}{self.value}"
 
+    @cached_property
+    def _number(self) -> float | None:
+        return _number(self.value)
+
+    @cached_property
+    def _moment(self) -> dt.datetime | None:
+        return _moment(self.value)
+
     def matches(self, fields: dict[str, Value]) -> bool:
         """Whether a file with these front-matter ``fields`` meets the condition."""
         if self.field not in fields:
@@ -88,7 +99,7 @@ class Condition:
         items = value if isinstance(value, list) else [value]
         if self.op == "!=":
             return not any(self._compare(item) == 0 for item in items)
-        wanted = {"=": (0,), "<": (-1,), "<=": (-1, 0), ">": (1,), ">=": (1, 0)}[self.op]
+        wanted = _WANTED[self.op]
         return any(self._compare(item) in wanted for item in items)
 
     def _compare(self, item: Scalar) -> int | None:
@@ -98,14 +109,13 @@ class Condition:
             wanted = _BOOLEANS.get(self.value.casefold())
             return None if wanted is None else _sign(int(item) - int(wanted))
         if isinstance(item, int | float):
-            number = _number(self.value)
-            return None if number is None else _sign(item - number)
-        if self.op in ("=", "!=") and item == self.value:
+            return None if self._number is None else _sign(item - self._number)
+        if item == self.value:
             return 0
-        for read in (_moment, _number):
-            mine, theirs = read(item), read(self.value)
-            if mine is not None and theirs is not None:
-                return _sign((mine - theirs).total_seconds() if read is _moment else mine - theirs)
+        if self._moment is not None and (moment := _moment(item)) is not None:
+            return _sign((moment - self._moment).total_seconds())
+        if self._number is not None and (number := _number(item)) is not None:
+            return _sign(number - self._number)
         return None
 
 
@@ -145,13 +155,13 @@ def allowed_rows(
         chosen = {s for s in chosen if all(c.matches(files[s].get("front_matter", {})) for c in where)}
         if not chosen:
             raise UsageError(_nothing_matches(files, paths, where))
-    allowed = np.zeros(rows, dtype=bool)
-    for source in chosen:
-        if "rows" not in files[source]:
-            raise IndexCorruptError(f"the index at {index}/ predates path filters (no row ranges per file)")
-        start, end = files[source]["rows"]
-        allowed[start:end] = True
-    return allowed
+    if any("rows" not in files[source] for source in chosen):
+        raise IndexCorruptError(f"the index at {index}/ predates path filters (no row ranges per file)")
+    ranges = np.array([files[source]["rows"] for source in chosen], dtype=np.int64).reshape(-1, 2)
+    edges = np.zeros(rows + 1, dtype=np.int64)  # +1 where a file's rows start, -1 where they end
+    np.add.at(edges, ranges[:, 0], 1)
+    np.add.at(edges, ranges[:, 1], -1)
+    return np.cumsum(edges[:-1]) > 0
 
 
 def _matching_paths(files: dict[str, dict], paths: Sequence[str], root: Path) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -20,7 +20,7 @@ from .bank import bank_sha256
 from .chunking import Chunk
 from .embedders import Embedder, canonical_spec, load_embedder
 from .errors import IndexCorruptError, ModelError, UsageError
-from .filters import Condition, allowed_rows
+from .filters import Condition, allowed_rows, conditions
 from .frontmatter import FRONT_MATTER_VERSION
 from .keywords import KeywordIndex
 from .reader import check_unit_rows, read_index
@@ -36,6 +36,8 @@ from .threshold import (
     baseline,
     is_answer,
 )
+
+MASKS_KEPT = 8
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,8 @@ class Index:
     """None for an index built before keyword search existed."""
     identity: tuple[int, int, str] | None = None
     """What the index was when read from disk (see ``store.update_meta``); None when made in memory."""
+    _masks: dict = field(default_factory=dict, repr=False, compare=False)
+    """The last few filters' row masks (``allowed_rows``): computed once for many questions."""
 
     def changed_files(self) -> list[str]:
         """Files under the docs root added, removed or modified since the build (sizes, mtimes)."""
@@ -165,6 +169,7 @@ class Index:
         if self.identity is None:
             raise UsageError("this index was not read from disk")
         self.meta = update_meta(self.path, self.identity, self.meta, change)
+        self._masks.clear()
 
     def identifier_rows(self, question: str) -> np.ndarray:
         """Rows whose chunk contains a code the question names verbatim (see ``identifiers``),
@@ -190,7 +195,15 @@ class Index:
         """Mask of the rows of files matching one of the ``.gitignore``-style ``paths`` (``faq/**``,
         ``regulamin.md``) and every ``where`` condition on front matter (``type=umowa``, see
         ``filters``); None without a filter."""
-        return allowed_rows(self.meta, len(self.chunks), paths, where, self.path)
+        key = (tuple(paths), tuple(conditions(where)))
+        mask = self._masks.get(key)
+        if mask is None and key != ((), ()):
+            mask = allowed_rows(self.meta, len(self.chunks), *key, self.path)
+            mask.flags.writeable = False  # shared by every search with this filter
+            if len(self._masks) >= MASKS_KEPT:
+                self._masks = {}  # replaced, not emptied: a search in another thread may hold it
+            self._masks[key] = mask
+        return mask
 
     def keyword_index(self) -> KeywordIndex:
         if self.keywords is None:
