@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from typer.core import TyperGroup
@@ -13,6 +13,9 @@ from typer.exceptions import TyperException
 
 from . import render, render_build
 from .errors import IndexChangedError, IndexCorruptError, IndexMissingError, SemsearchError
+
+if TYPE_CHECKING:
+    from .filters import Condition
 
 EXIT_NO_ANSWER = 1
 EXIT_ERROR = 2
@@ -143,7 +146,7 @@ def _verbosity(quiet: bool, verbose: bool) -> None:
     render.set_quiet(quiet)
 
 
-def _conditions(values: list[str] | None) -> list:
+def _conditions(values: list[str] | None) -> list[Condition]:
     """``--where`` conditions, read before anything else runs: a bad one is a usage error."""
     from .errors import UsageError
     from .filters import Condition

@@ -123,9 +123,11 @@ def _sign(difference: float) -> int:
     return (difference > 0) - (difference < 0)
 
 
-def conditions(where: Iterable[str | Condition]) -> list[Condition]:
-    """Conditions from their text (``type=umowa``) or as given; a bad one is a ``UsageError``."""
-    return [item if isinstance(item, Condition) else Condition.parse(item) for item in where]
+def conditions(where: Iterable[str | Condition] | str | Condition) -> list[Condition]:
+    """Conditions from their text (``type=umowa``) or as given, one or several; a bad one is a
+    ``UsageError``."""
+    items = [where] if isinstance(where, str | Condition) else where
+    return [item if isinstance(item, Condition) else Condition.parse(item) for item in items]
 
 
 def allowed_rows(
