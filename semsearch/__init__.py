@@ -21,6 +21,7 @@ _EXPORTS = {
     "Collection": "collection",
     "Answer": "collection",
     "Hit": "search",
+    "Condition": "filters",
     "Chunk": "chunking",
     "build_index": "build",
     "BuildReport": "build",
@@ -44,6 +45,7 @@ __all__ = [
     "BuildReport",
     "Chunk",
     "Collection",
+    "Condition",
     "DocsError",
     "Embedder",
     "Hit",
@@ -82,6 +84,7 @@ if TYPE_CHECKING:
         SemsearchError,
         UsageError,
     )
+    from .filters import Condition
     from .search import Hit
 
 

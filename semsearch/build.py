@@ -21,10 +21,12 @@ from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from .embedding import Progress, Step, embed_or_reuse, tokens_per_second
 from .errors import DocsError, SemsearchError, UsageError
+from .frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from .index import Index, load_index
 from .journal import Journal
 from .keywords import build_keyword_index
 from .keywords import settings as keyword_settings
+from .records import FileOutcome, file_records, outcomes, refreshed_records, skipped_records
 from .schema import INDEX_FORMAT
 from .sources import Skipped, SourceFile, discover, read_source
 from .store import index_lock, peek_meta, replace_meta, writable_target, write_index
@@ -73,6 +75,8 @@ class BuildReport:
     dry_run: bool = False
     estimated_seconds: float | None = None
     """With ``dry_run``: the embedding time, from the rate measured on a short probe text."""
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    """Every file met, with what became of it (``build --verbose``)."""
 
 
 @dataclass
@@ -87,6 +91,8 @@ class _Plan:
     old_meta: dict | None
     unchanged: set[str]
     report: BuildReport
+    front_matter: dict[str, FrontMatter]
+    """Each file's, kept from the previous index when unchanged, else read."""
 
 
 def chunking_settings(max_tokens: int) -> dict:
@@ -138,17 +144,21 @@ def build_index(
         previous = plan.previous
         current = previous and _keywords_current(previous) and _gate_current(previous)
         if current and not plan.report.changes.any:
+            records = refreshed_records(previous.meta["files"], plan.sources, plan.front_matter)
             if not dry_run:
-                _refresh_fingerprints(previous, plan, excludes)
+                _refresh_fingerprints(previous, plan, excludes, records)
             plan.report.chunks, plan.report.min_score = len(previous.chunks), previous.min_score
             plan.report.up_to_date = True
         else:
             embedder = embedder or load_embedder(spec)
             chunks, rows = _chunk(plan, embedder, max_tokens, report_step)
+            records = file_records(plan.sources, chunks, plan.front_matter)
             if dry_run:
                 _estimate(plan.report, embedder, chunks, rows)
             else:
-                _build(plan, embedder, settings, excludes, chunks, rows, report_step)
+                _build(plan, embedder, settings, excludes, chunks, rows, records, report_step)
+    old_files = previous.meta["files"] if previous else {}
+    plan.report.outcomes = outcomes(records, old_files, plan.unchanged, plan.skipped)
     plan.report.dry_run = dry_run
     plan.report.seconds = time.perf_counter() - started
     return plan.report
@@ -178,6 +188,7 @@ def _plan(
             warnings.append(f"{source.relative}: {source.warning}")
         sources.append(source)
     unchanged = {s.relative for s in sources if old_files.get(s.relative, {}).get("sha256") == s.sha256}
+    front_matter = _front_matter(sources, previous, warnings)
     changes = Changes(
         new=sum(s.relative not in old_files for s in sources),
         changed=sum(s.relative in old_files and s.relative not in unchanged for s in sources),
@@ -193,7 +204,20 @@ def _plan(
         full_reason=full_reason,
     )
     old_meta = previous.meta if previous else peek_meta(target)
-    return _Plan(docs, target, sources, skipped, previous, old_meta, unchanged, report)
+    return _Plan(docs, target, sources, skipped, previous, old_meta, unchanged, report, front_matter)
+
+
+def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: list[str]) -> dict:
+    """Each file's front matter (see ``current_front_matter``); a problem in it is a warning."""
+    records = previous.meta["files"] if previous and previous.front_matter_recorded else {}
+    found = {}
+    for source in sources:
+        found[source.relative] = current_front_matter(
+            source.text, source.sha256, records.get(source.relative)
+        )
+        if message := found[source.relative].warning(source.relative):
+            warnings.append(message)
+    return found
 
 
 def _estimate(report: BuildReport, embedder: Embedder, chunks: list[Chunk], rows: list[int | None]) -> None:
@@ -211,6 +235,7 @@ def _build(
     excludes: Sequence[str],
     chunks: list[Chunk],
     rows: list[int | None],
+    records: dict[str, dict],
     progress: Progress,
 ) -> None:
     journal = Journal(plan.target, embedder.spec, embedder.dim)
@@ -249,8 +274,9 @@ def _build(
         "model": {"spec": embedder.spec, "dim": embedder.dim, "max_input_tokens": embedder.max_input_tokens},
         "chunking": settings,
         "chunks": len(chunks),
-        "files": _file_records(plan.sources, chunks),
-        "skipped": _skipped_record(plan.skipped),
+        "files": records,
+        "skipped": skipped_records(plan.skipped),
+        "front_matter": {"version": FRONT_MATTER_VERSION},
         "excludes": list(excludes),
         "corpus_language": language,
         "min_score": calibration.record,
@@ -361,27 +387,6 @@ def _keywords_current(index: Index) -> bool:
     return index.meta.get("keywords") == keyword_settings(index.corpus_language)
 
 
-def _file_records(sources: list[SourceFile], chunks: list[Chunk]) -> dict[str, dict]:
-    """Each file's fingerprint and rows [start, end): a build appends a file's chunks together."""
-    ranges: dict[str, tuple[int, int]] = {}
-    for row, chunk in enumerate(chunks):
-        start, end = ranges.get(chunk.source, (row, row))
-        if end != row:
-            raise AssertionError(f"the chunks of {chunk.source} are not contiguous")
-        ranges[chunk.source] = (start, row + 1)
-    records = {}
-    for source in sources:
-        start, end = ranges.get(source.relative, (0, 0))
-        records[source.relative] = {
-            "sha256": source.sha256,
-            "size": source.size,
-            "mtime_ns": source.mtime_ns,
-            "chunks": end - start,
-            "rows": [start, end],
-        }
-    return records
-
-
 def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
     grouped: dict[str, list[tuple[Chunk, int]]] = {}
     for row, chunk in enumerate(index.chunks):
@@ -389,22 +394,16 @@ def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
     return grouped
 
 
-def _skipped_record(skipped: list[Skipped]) -> dict[str, dict]:
-    return {s.relative: {"reason": s.reason, "size": s.size, "mtime_ns": s.mtime_ns} for s in skipped}
-
-
-def _refresh_fingerprints(index: Index, plan: _Plan, excludes: Sequence[str]) -> None:
-    """Nothing to embed: record where the docs are and their sizes and mtimes (for `ask`'s
-    staleness check) only. The lock is held."""
-    files = index.meta["files"]
+def _refresh_fingerprints(index: Index, plan: _Plan, excludes: Sequence[str], records: dict) -> None:
+    """Nothing to embed: record where the docs are, their sizes and mtimes (for `ask`'s staleness
+    check) and their front matter (an older index gains it) only. The lock is held."""
     fresh = {
         **index.meta,
         "docs_root": str(plan.docs.resolve()),
-        "files": {
-            s.relative: {**files[s.relative], "size": s.size, "mtime_ns": s.mtime_ns} for s in plan.sources
-        },
-        "skipped": _skipped_record(plan.skipped),
+        "files": records,
+        "skipped": skipped_records(plan.skipped),
         "excludes": list(excludes),
+        "front_matter": {"version": FRONT_MATTER_VERSION},
     }
     if fresh != index.meta:
         replace_meta(plan.target, fresh)

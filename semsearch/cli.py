@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from typer.core import TyperGroup
@@ -13,6 +13,9 @@ from typer.exceptions import TyperException
 
 from . import render, render_build
 from .errors import IndexChangedError, IndexCorruptError, IndexMissingError, SemsearchError
+
+if TYPE_CHECKING:
+    from .filters import Condition
 
 EXIT_NO_ANSWER = 1
 EXIT_ERROR = 2
@@ -65,6 +68,8 @@ class _Group(TyperGroup):
                 f"unexpected {type(exc).__name__}: {exc} "
                 "(a bug in semsearch; SEMSEARCH_DEBUG=1 shows the traceback)"
             )
+        finally:
+            render.set_quiet(False)  # --quiet lasts one command (tests run many in one process)
         raise typer.Exit(EXIT_ERROR)
 
 
@@ -136,6 +141,26 @@ ModeOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print only errors and the results (no warnings, no progress).")
+]
+
+
+def _verbosity(quiet: bool, verbose: bool) -> None:
+    if quiet and verbose:
+        raise typer.BadParameter("--quiet and --verbose exclude each other", param_hint="--quiet")
+    render.set_quiet(quiet)
+
+
+def _conditions(values: list[str] | None) -> list[Condition]:
+    """``--where`` conditions, read before anything else runs: a bad one is a usage error."""
+    from .errors import UsageError
+    from .filters import Condition
+
+    try:
+        return [Condition.parse(value) for value in values or []]
+    except UsageError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--where") from None
 
 
 @app.command()
@@ -167,6 +192,13 @@ def build(
         ),
     ] = False,
     as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="List every file: new, changed, unchanged, removed or skipped, and why."
+        ),
+    ] = False,
 ) -> None:
     """Index every Markdown file under DOCS; unchanged files keep their vectors, and an
     interrupted build resumes where it stopped."""
@@ -174,11 +206,12 @@ def build(
     from .embedders import DEFAULT_MODEL
     from .store import recorded_docs
 
+    _verbosity(quiet, verbose)
     if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
         index = _index(index)
         docs = recorded_docs(index) or Path("docs")
     index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
-    with render_build.build_progress(disable=as_json) as progress:
+    with render_build.build_progress(disable=as_json or quiet) as progress:
         report = build_index(
             docs,
             index,
@@ -192,7 +225,7 @@ def build(
     if as_json:
         render.print_json(render_build.build_json(report))
     else:
-        render_build.print_build_summary(report)
+        render_build.print_build_summary(report, verbose=verbose)
 
 
 @app.command()
@@ -219,6 +252,14 @@ def ask(
         list[str] | None,
         typer.Option("--path", help="Search only files matching this .gitignore-style pattern (repeatable)."),
     ] = None,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--where",
+            help="Search only files whose front matter meets FIELD OP VALUE, OP one of = != < <= > >= "
+            "(type=umowa, 'year>=2024', tags=faq: in the list); repeatable, all must hold.",
+        ),
+    ] = None,
     context: Annotated[
         bool,
         typer.Option(
@@ -244,14 +285,27 @@ def ask(
     as_jsonl: Annotated[
         bool, typer.Option("--jsonl", help="Print one JSON object per result, one per line, for pipes.")
     ] = False,
+    quiet: QuietOption = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Also say which index and files were searched, and the gate's decision."
+        ),
+    ] = False,
 ) -> None:
     """Find the passages that answer QUESTION. Exit 1 when none passes the threshold."""
     from .collection import Collection
 
+    _verbosity(quiet, verbose)
+    conditions = _conditions(where)
     question = " ".join(question)
     with Collection(_index(index), model=model) as collection:
         render.stale_warning(collection.changed_files(), collection.index)
-        result = collection.search(question, k, mode=mode.value, paths=path or (), min_score=min_score)
+        result = collection.search(
+            question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
+        )
+        if verbose:
+            render.search_details(collection.index, path or (), conditions, result)
         if context and result.hits:
             from .context import context_prompt
 

@@ -23,10 +23,11 @@ import numpy as np
 
 from .embedders import Embedder, fit_question
 from .errors import UsageError
+from .filters import Condition, conditions
 from .index import Answer, Index, embedder_for, load_index
 from .search import Hit
 
-__all__ = ["Answer", "Collection", "Hit"]
+__all__ = ["Answer", "Collection", "Condition", "Hit"]
 
 
 class Collection:
@@ -63,14 +64,17 @@ class Collection:
         *,
         mode: str = "hybrid",
         paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
         min_score: float | None = None,
     ) -> Answer:
         """The best ``k`` passages for ``question`` that pass the no-answer gate.
 
         ``mode``: hybrid (default), dense or keyword; ``paths``: .gitignore-style patterns of
-        the files to search; ``min_score``: a plain cosine cutoff replacing the gate.
+        the files to search; ``where``: conditions on their front matter, all of which must
+        hold (``["type=umowa", "year>=2024"]`` or ``Condition``s, see ``semsearch.filters``);
+        ``min_score``: a plain cosine cutoff replacing the gate.
         """
-        return self.search_many([question], k, mode=mode, paths=paths, min_score=min_score)[0]
+        return self.search_many([question], k, mode=mode, paths=paths, where=where, min_score=min_score)[0]
 
     def search_many(
         self,
@@ -79,19 +83,25 @@ class Collection:
         *,
         mode: str = "hybrid",
         paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
         min_score: float | None = None,
     ) -> list[Answer]:
         """``search`` for many questions, embedded in one batch."""
+        where = conditions(where)
         if k < 1:
             raise UsageError(f"k must be at least 1 (got {k})")
         if self._closed:
             raise UsageError(f"the collection {self.path} is closed")
         if min_score is not None and not -1 <= min_score <= 1:  # NaN fails this too
             raise UsageError(f"a cosine cutoff is a number from -1 to 1 (got {min_score})")
+        self.index.allowed_rows(paths, where)  # a filter that cannot work fails before the model loads
         fitted = [self._fit(question) for question in questions]
         vectors = self._vectors([text for text, _ in fitted]) if fitted else []
         return [
-            replace(self.index.search(text, vector, k, min_score, mode=mode, paths=paths), question_cut=cut)
+            replace(
+                self.index.search(text, vector, k, min_score, mode=mode, paths=paths, where=where),
+                question_cut=cut,
+            )
             for (text, cut), vector in zip(fitted, vectors, strict=True)
         ]
 

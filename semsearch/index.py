@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
@@ -20,10 +20,12 @@ from .bank import bank_sha256
 from .chunking import Chunk
 from .embedders import Embedder, canonical_spec, load_embedder
 from .errors import IndexCorruptError, ModelError, UsageError
+from .filters import Condition, allowed_rows, conditions
+from .frontmatter import FRONT_MATTER_VERSION
 from .keywords import KeywordIndex
 from .reader import check_unit_rows, read_index
 from .search import MODES, Hit, code_names, fuse, identifiers, names_something_exact, rank, references
-from .sources import changed_files, docs_relative
+from .sources import changed_files
 from .store import update_meta
 from .threshold import (
     EVIDENCE_PASSAGES,
@@ -34,6 +36,8 @@ from .threshold import (
     baseline,
     is_answer,
 )
+
+MASKS_KEPT = 8
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,8 @@ class Index:
     """None for an index built before keyword search existed."""
     identity: tuple[int, int, str] | None = None
     """What the index was when read from disk (see ``store.update_meta``); None when made in memory."""
+    _masks: dict = field(default_factory=dict, repr=False, compare=False)
+    """The last few filters' row masks (``allowed_rows``): computed once for many questions."""
 
     def changed_files(self) -> list[str]:
         """Files under the docs root added, removed or modified since the build (sizes, mtimes)."""
@@ -105,6 +111,11 @@ class Index:
     @property
     def offtopic_reusable(self) -> bool:
         return self.meta["offtopic"].get("bank_sha256") == bank_sha256()
+
+    @property
+    def front_matter_recorded(self) -> bool:
+        """Whether its build recorded each file's front matter (``--where`` needs it)."""
+        return self.meta.get("front_matter", {}).get("version") == FRONT_MATTER_VERSION
 
     @property
     def model(self) -> str:
@@ -158,6 +169,7 @@ class Index:
         if self.identity is None:
             raise UsageError("this index was not read from disk")
         self.meta = update_meta(self.path, self.identity, self.meta, change)
+        self._masks.clear()
 
     def identifier_rows(self, question: str) -> np.ndarray:
         """Rows whose chunk contains a code the question names verbatim (see ``identifiers``),
@@ -177,27 +189,21 @@ class Index:
         found += [keywords.rows_named(name) for name in names]
         return np.unique(np.concatenate(found))
 
-    def allowed_rows(self, paths: Sequence[str]) -> np.ndarray | None:
-        """Mask of the rows whose file matches one of the ``.gitignore``-style ``paths``
-        (``faq/**``, ``*.md``, ``regulamin.md``); None without patterns."""
-        if not paths:
-            return None
-        import pathspec
-
-        root = Path(self.meta["docs_root"])
-        spec = pathspec.GitIgnoreSpec.from_lines([docs_relative(pattern, root) for pattern in paths])
-        allowed = np.zeros(len(self.chunks), dtype=bool)
-        for source, record in self.meta["files"].items():
-            if spec.match_file(source):
-                if "rows" not in record:
-                    raise IndexCorruptError(
-                        f"the index at {self.path}/ predates path filters (no row ranges per file)"
-                    )
-                start, end = record["rows"]
-                allowed[start:end] = True
-        if not allowed.any():
-            raise UsageError(f"no indexed file matches the path pattern(s) {' '.join(paths)}")
-        return allowed
+    def allowed_rows(
+        self, paths: Sequence[str] = (), where: Sequence[str | Condition] = ()
+    ) -> np.ndarray | None:
+        """Mask of the rows of files matching one of the ``.gitignore``-style ``paths`` (``faq/**``,
+        ``regulamin.md``) and every ``where`` condition on front matter (``type=umowa``, see
+        ``filters``); None without a filter."""
+        key = (tuple(paths), tuple(conditions(where)))
+        mask = self._masks.get(key)
+        if mask is None and key != ((), ()):
+            mask = allowed_rows(self.meta, len(self.chunks), *key, self.path)
+            mask.flags.writeable = False  # shared by every search with this filter
+            if len(self._masks) >= MASKS_KEPT:
+                self._masks = {}  # replaced, not emptied: a search in another thread may hold it
+            self._masks[key] = mask
+        return mask
 
     def keyword_index(self) -> KeywordIndex:
         if self.keywords is None:
@@ -214,9 +220,11 @@ class Index:
         k: int,
         mode: str = "hybrid",
         paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
         cosine: np.ndarray | None = None,
     ) -> list[Ranked]:
-        """The best ``k`` rows for ``question`` under ``mode``, only from files matching ``paths``.
+        """The best ``k`` rows for ``question`` under ``mode``, only from files matching ``paths``
+        and ``where`` (see ``filters``).
 
         - ``dense``: cosine similarity alone.
         - ``keyword``: BM25 alone (rows sharing no token with the question are not results).
@@ -230,7 +238,7 @@ class Index:
         if mode not in MODES:
             raise UsageError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
         cosine = self.cosines(query_vector) if cosine is None else cosine
-        allowed = self.allowed_rows(paths)
+        allowed = self.allowed_rows(paths, where)
         keyword = None
         exact = np.empty(0, dtype=np.int64)
         ranking = cosine
@@ -277,6 +285,7 @@ class Index:
         min_score: float | None = None,
         mode: str = "hybrid",
         paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
     ) -> Answer:
         """Top ``k`` chunks that pass the threshold, in any mode.
 
@@ -295,7 +304,7 @@ class Index:
             threshold = self.answer_threshold(own_baseline)
         found = [
             r
-            for r in self.ranked(question, query_vector, k, mode, paths, cosine)
+            for r in self.ranked(question, query_vector, k, mode, paths, where, cosine)
             if is_answer(r.score, r.exact, threshold)
         ]
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]

@@ -32,6 +32,7 @@ from .chunking import PATH_SEPARATOR, Chunk
 from .collection import Collection
 from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, SemsearchError
+from .frontmatter import fields_seen
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -141,6 +142,10 @@ class IndexInfo(TypedDict):
     built_at: str | None
     semsearch_version: str | None
     changed_files: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES}.")]
+    front_matter_fields: Annotated[
+        dict[str, int] | None,
+        Field(description="Front-matter fields `search` can filter on (`where`), with their file counts."),
+    ]
     stale: Stale | None
 
 
@@ -160,6 +165,14 @@ Paths = Annotated[
     Field(
         description="Search only files matching these .gitignore-style patterns, relative to the "
         "documents folder (e.g. ['faq/**', 'terms.md']); empty: all files."
+    ),
+]
+Where = Annotated[
+    tuple[str, ...],
+    Field(
+        description="Search only files whose front matter meets all these conditions, FIELD OP VALUE "
+        "with OP one of = != < <= > >= (e.g. ['type=umowa', 'year>=2024', 'tags=faq']: a list field "
+        "matches when one item does); `index_info` lists the fields. Empty: no condition."
     ),
 ]
 Source = Annotated[str, Field(description="The file, as `source` in a search hit.")]
@@ -187,9 +200,11 @@ class Library:
 
     # The tools
 
-    def search(self, question: Question, k: K = 5, mode: Mode = "hybrid", paths: Paths = ()) -> SearchResult:
+    def search(
+        self, question: Question, k: K = 5, mode: Mode = "hybrid", paths: Paths = (), where: Where = ()
+    ) -> SearchResult:
         with self._call() as collection:
-            answer = collection.search(question, k, mode=mode, paths=paths)
+            answer = collection.search(question, k, mode=mode, paths=paths, where=where)
             self._embedder = collection.embedder  # loaded now: kept across reopens
             stale = self._stale(collection)
         return SearchResult(
@@ -277,6 +292,7 @@ class Library:
             built_at=meta.get("built_at"),
             semsearch_version=meta.get("semsearch_version"),
             changed_files=changed[:MAX_LISTED_FILES],
+            front_matter_fields=fields_seen(meta["files"]) if index.front_matter_recorded else None,
             stale=stale,
         )
 

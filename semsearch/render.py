@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from .chunking import PATH_SEPARATOR
+from .frontmatter import fields_seen
 from .sources import readable
 
 if TYPE_CHECKING:
@@ -59,8 +60,23 @@ def error(message: str) -> None:
     _say(("error:", "bold red"), " ", message, stderr=True)
 
 
+_quiet = False
+
+
+def set_quiet(quiet: bool) -> None:
+    """``--quiet``: no warnings and no notes on stderr, only errors (and the results on stdout)."""
+    global _quiet
+    _quiet = quiet
+
+
+def note(*parts: Part) -> None:
+    """A line on stderr that ``--quiet`` silences."""
+    if not _quiet:
+        _say(*parts, stderr=True)
+
+
 def warning(message: str) -> None:
-    _say(("warning:", "yellow"), " ", message, stderr=True)
+    note(("warning:", "yellow"), " ", message)
 
 
 def print_json(data: Any) -> None:
@@ -320,6 +336,7 @@ def info_json(index: Index) -> dict:
         "excludes": meta.get("excludes", []),
         "skipped": [{"path": path, "reason": s["reason"]} for path, s in meta.get("skipped", {}).items()],
         "without_text": sorted(path for path, f in files.items() if f.get("chunks") == 0),
+        "front_matter": fields_seen(files) if index.front_matter_recorded else None,
         "changed_since_build": index.changed_files(),
     }
 
@@ -350,6 +367,27 @@ def gate_words(gate: dict) -> str:
     return f"{number}, derived at build time"
 
 
+def _fields_words(seen: dict[str, int] | None) -> str:
+    """Front-matter fields and how many files have each, for ``--where``."""
+    if seen is None:
+        return "not recorded (the index predates --where; rebuild it to filter by front matter)"
+    if not seen:
+        return "none (no file has front matter)"
+    return ", ".join(f"{name} ({count} file{'s' * (count != 1)})" for name, count in seen.items())
+
+
+def search_details(index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer) -> None:
+    """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
+    files, chunks = len(index.meta["files"]), len(index.chunks)
+    note(f"index: {index.path}/ ({index.model}, {files} files, {chunks} chunks)")
+    if paths or where:
+        allowed = index.allowed_rows(paths, where)
+        searched = sum(bool(allowed[slice(*r["rows"])].any()) for r in index.meta["files"].values())
+        shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
+        note(f"searched: {searched} of {files} files, {int(allowed.sum())} of {chunks} chunks ({shown})")
+    note(f"{answer.mode} search: {answer.reason}")
+
+
 def print_info(index: Index) -> None:
     data = info_json(index)
     _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
@@ -364,6 +402,7 @@ def print_info(index: Index) -> None:
         _say(f"  skipped    {item['path']}: {item['reason']}")
     for path in data["without_text"]:
         _say(f"  no text    {path}")
+    _say(f"  fields     {_fields_words(data['front_matter'])}")
     changed = data["changed_since_build"]
     if changed:
         _say("  ", ("changed since the build", "yellow"), f": {', '.join(changed)}")

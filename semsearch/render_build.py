@@ -6,11 +6,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .render import _say, console, warning
+from .render import _say, console, note, warning
 
 if TYPE_CHECKING:
     from .build import BuildReport
     from .embedding import Step
+    from .records import FileOutcome
 
 
 def _changes(report: BuildReport) -> str:
@@ -18,13 +19,19 @@ def _changes(report: BuildReport) -> str:
     return f"{c.new} new, {c.changed} changed, {c.removed} removed, {c.unchanged} unchanged"
 
 
-def print_build_summary(report: BuildReport) -> None:
+def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
+    """Warnings and notes on stderr (none with --quiet; every file with --verbose), then the
+    one-line summary on stdout."""
+    if verbose:
+        for outcome in report.outcomes:
+            note(f"{outcome.status:<10} {outcome.path}{_outcome_words(outcome)}")
     for message in report.warnings:
         warning(message)
-    for skipped in report.skipped:
-        warning(f"skipped {skipped.relative}: {skipped.reason}")
+    if not verbose:
+        for skipped in report.skipped:
+            warning(f"skipped {skipped.relative}: {skipped.reason}")
     if report.full_reason:
-        _say(f"Full rebuild: {report.full_reason}", stderr=True)
+        note(f"Full rebuild: {report.full_reason}")
     where = str(report.index_dir)
     if report.dry_run and not report.up_to_date:
         _say(
@@ -47,6 +54,17 @@ def print_build_summary(report: BuildReport) -> None:
         f"({_changes(report)}; {report.embedded} chunks embedded{resumed}; "
         f"no-answer margin {report.min_score:+.3f})",
     )
+
+
+def _outcome_words(outcome: FileOutcome) -> str:
+    if outcome.reason:
+        return f": {outcome.reason}"
+    if outcome.chunks is None:
+        return ""
+    words = (
+        f": {outcome.chunks} chunk{'s' * (outcome.chunks != 1)}" if outcome.chunks else ": no text to index"
+    )
+    return words + (f"; front matter: {', '.join(outcome.fields)}" if outcome.fields else "")
 
 
 def _duration(seconds: float) -> str:

@@ -37,6 +37,22 @@ def _optional_text(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | bool | int) or _number(value)
+
+
+def _front_matter(value: Any) -> bool:
+    """A file's front-matter fields: names to scalars or lists of scalars (see ``frontmatter``)."""
+    return isinstance(value, dict) and all(
+        isinstance(name, str) and (_scalar(v) or (isinstance(v, list) and all(map(_scalar, v))))
+        for name, v in value.items()
+    )
+
+
+def _front_matter_problem(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("problem"), str) and _integer(value.get("line"))
+
+
 def _file_record(value: Any) -> bool:
     if not isinstance(value, dict):
         return False
@@ -47,6 +63,8 @@ def _file_record(value: Any) -> bool:
         and all(map(_integer, rows))
         and all(value.get(key) is None or _integer(value[key]) for key in ("size", "mtime_ns", "chunks"))
         and _optional_text(value.get("sha256"))
+        and _front_matter(value.get("front_matter", {}))
+        and ("front_matter_problem" not in value or _front_matter_problem(value["front_matter_problem"]))
     )
 
 
@@ -74,6 +92,7 @@ OPTIONAL_FIELDS: dict[str, Callable[[Any], bool]] = {
     "excludes": lambda v: isinstance(v, list) and all(isinstance(p, str) for p in v),
     "keywords": lambda v: isinstance(v, dict) and _optional_text(v.get("language")),
     "calibrated": lambda v: isinstance(v, dict) and _cosine(v.get("value")),
+    "front_matter": lambda v: isinstance(v, dict) and _integer(v.get("version")),
     "corpus_language": _optional_text,
     "built_at": _optional_text,
     "semsearch_version": _optional_text,

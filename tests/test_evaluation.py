@@ -171,6 +171,50 @@ runner = CliRunner()
 SAMPLE_QUESTIONS = Path(__file__).parent / "data" / "docs_questions.jsonl"
 
 
+def assert_eval_json_consistent(data: dict, questions_file: Path, min_score: float) -> None:
+    """The values of ``eval --json``, not only its keys: counts are the question file's, shares
+    are ordered as they must be, and the misses are the questions the summary says were missed."""
+    rows = {
+        n: json.loads(line) for n, line in enumerate(questions_file.open(encoding="utf-8"), 1) if line.strip()
+    }
+    answerable = {n for n, row in rows.items() if "answer" in row or "source" in row}
+    assert (data["questions"], data["answerable"], data["unanswerable"]) == (
+        len(rows),
+        len(answerable),
+        len(rows) - len(answerable),
+    )
+    assert (data["mode"], data["k"], data["calibrated"]) == ("hybrid", 3, False)
+    assert data["min_score"] == pytest.approx(min_score, abs=1e-6)
+    shares = ("top1", "top3", "answered", "answered_correct", "rejected")
+    assert all(0 <= data[key] <= 1 for key in shares), data
+    assert data["recall"] == {"1": data["top1"], "3": data["top3"]}
+    top1, top3, mrr = data["top1"], data["top3"], data["mrr"]  # rank 1 gives 1, 2–3 ½–⅓, 4–10 ≤ ¼
+    assert 0 < top1 + (top3 - top1) / 3 - 1e-3 <= mrr <= top1 + (top3 - top1) / 2 + (1 - top3) / 4 + 1e-3
+    assert data["answered_correct"] <= min(data["answered"], data["top1"])
+    kinds = {row["kind"] for row in rows.values()}
+    assert set(data["by_kind"]) == kinds
+    assert sum(kind["questions"] for kind in data["by_kind"].values()) == len(rows)
+    for name, kind in data["by_kind"].items():
+        of_kind = {n for n, row in rows.items() if row["kind"] == name}
+        assert (kind["answerable"], kind["unanswerable"]) == (
+            len(of_kind & answerable),
+            len(of_kind - answerable),
+        )
+    first = round(sum(k["top1"] * k["answerable"] for k in data["by_kind"].values() if k["answerable"]))
+    assert first == round(data["top1"] * len(answerable))
+
+    misses = data["misses"]
+    assert all(rows[m["line"]]["question"] == m["question"] for m in misses)
+    missed_answerable = [m for m in misses if m["line"] in answerable]
+    assert len(missed_answerable) == len(answerable) - first
+    assert all(m["rank"] is None or 1 < m["rank"] <= 10 for m in missed_answerable)
+    wrongly_answered = [m for m in misses if m["line"] not in answerable]
+    assert all(m["answered"] and m["rank"] is None and m["expected"] == "no answer" for m in wrongly_answered)
+    assert len(wrongly_answered) == round((1 - data["rejected"]) * data["unanswerable"])
+    assert all(m["score"] <= data["highest_unanswerable_score"] for m in wrongly_answered)
+    assert data["lowest_correct_first_score"] is not None and data["suggested_min_score"] is not None
+
+
 def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
     import shutil
 
@@ -179,19 +223,7 @@ def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
     result = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    for key in (
-        "top1",
-        "top3",
-        "mrr",
-        "answered",
-        "rejected",
-        "min_score",
-        "suggested_min_score",
-        "questions",
-        "misses",
-    ):
-        assert key in data
-    assert data["questions"] == sum(1 for line in SAMPLE_QUESTIONS.open() if line.strip())
+    assert_eval_json_consistent(data, SAMPLE_QUESTIONS, load_index(index_dir).min_score)
     assert not (index_dir / "meta.json").read_text().count('"calibrate"')
 
     calibrated = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--calibrate"])

@@ -103,3 +103,18 @@ def test_eval_decides_exactly_as_ask_does(sample_index):
     assert len(report.results) == len(answers) == len(questions)
     assert [r.passes for r in report.results] == [a.answered for a in answers]
     assert {a.answered for a in answers} == {True, False}  # both outcomes are compared
+
+
+def test_search_filters_on_front_matter_as_ask_does(sample_index):
+    from semsearch import Condition
+
+    question = "Jak złożyć reklamację?"
+    with Collection(sample_index) as docs:
+        unfiltered = docs.search(question, k=1)
+        by_text = docs.search(question, k=3, where=["updated>=2026-01-01"])
+        by_object = docs.search(question, k=3, where=Condition("updated", ">=", "2026-01-01"))
+        with pytest.raises(semsearch.UsageError, match="needs a number or a date"):
+            docs.search(question, where=["title>x"])
+    assert unfiltered.hits[0].source == "reklamacje.md"
+    assert by_text == by_object and by_text.hits
+    assert {hit.source for hit in by_text.hits} <= {"regulamin.md", "prywatnosc.md"}

@@ -1,0 +1,92 @@
+"""What meta.json records of each file a build saw (fingerprint, rows, front matter; the skipped
+ones with their reason), and the per-file account ``build --verbose`` prints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .chunking import Chunk
+from .frontmatter import RECORD_KEYS, FrontMatter
+from .sources import Skipped, SourceFile
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """One file in a build: ``status`` is new, changed, unchanged, removed or skipped."""
+
+    path: str
+    status: str
+    chunks: int | None = None
+    fields: tuple[str, ...] = ()
+    reason: str | None = None
+    """Why it was skipped."""
+
+
+def row_ranges(chunks: Iterable[Chunk]) -> dict[str, tuple[int, int]]:
+    """Each file's rows [start, end): a build appends a file's chunks together."""
+    ranges: dict[str, tuple[int, int]] = {}
+    for row, chunk in enumerate(chunks):
+        start, end = ranges.get(chunk.source, (row, row))
+        if end != row:
+            raise AssertionError(f"the chunks of {chunk.source} are not contiguous")
+        ranges[chunk.source] = (start, row + 1)
+    return ranges
+
+
+def file_records(
+    sources: list[SourceFile], chunks: list[Chunk], front_matter: dict[str, FrontMatter]
+) -> dict[str, dict]:
+    """Each file's fingerprint, rows and front matter."""
+    ranges = row_ranges(chunks)
+    records = {}
+    for source in sources:
+        start, end = ranges.get(source.relative, (0, 0))
+        records[source.relative] = {
+            "sha256": source.sha256,
+            "size": source.size,
+            "mtime_ns": source.mtime_ns,
+            "chunks": end - start,
+            "rows": [start, end],
+            **front_matter[source.relative].record(),
+        }
+    return records
+
+
+def refreshed_records(
+    files: dict[str, dict], sources: list[SourceFile], front_matter: dict[str, FrontMatter]
+) -> dict[str, dict]:
+    """The records of an index whose files are all unchanged, with their sizes and mtimes as they
+    are now (for `ask`'s staleness check) and their front matter (added to an older index's)."""
+    refreshed = {}
+    for source in sources:
+        kept = {key: value for key, value in files[source.relative].items() if key not in RECORD_KEYS}
+        refreshed[source.relative] = {
+            **kept,
+            "size": source.size,
+            "mtime_ns": source.mtime_ns,
+            **front_matter[source.relative].record(),
+        }
+    return refreshed
+
+
+def skipped_records(skipped: list[Skipped]) -> dict[str, dict]:
+    return {s.relative: {"reason": s.reason, "size": s.size, "mtime_ns": s.mtime_ns} for s in skipped}
+
+
+def outcomes(
+    records: dict[str, dict], old_files: dict[str, dict], unchanged: set[str], skipped: list[Skipped]
+) -> list[FileOutcome]:
+    """Every file a build met, in path order, with what became of it (see ``FileOutcome``)."""
+    found = [
+        FileOutcome(
+            path,
+            "unchanged" if path in unchanged else "changed" if path in old_files else "new",
+            record.get("chunks"),
+            tuple(record.get("front_matter", {})),
+        )
+        for path, record in records.items()
+    ]
+    found += [FileOutcome(path, "removed") for path in old_files if path not in records]
+    found += [FileOutcome(s.relative, "skipped", reason=s.reason) for s in skipped]
+    return sorted(found, key=lambda outcome: outcome.path)
