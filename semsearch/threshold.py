@@ -114,21 +114,23 @@ def section_titles(chunks: list[Chunk], limit: int = MAX_TITLES) -> list[str]:
 
 
 def best_rows(
-    vectors: np.ndarray, queries: np.ndarray, k: int = EVIDENCE_PASSAGES, block: int = 16384
+    vectors: np.ndarray, queries: np.ndarray, k: int = EVIDENCE_PASSAGES, block: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """For each query row, its highest cosine against ``vectors`` and the rows of its ``k`` best
-    (in blocks: bounded memory)."""
+    """For each query row, its highest cosine against ``vectors`` and the rows of its ``k`` best.
+    In blocks of rows (by default about 4 million cosines at a time): bounded memory."""
     k = min(k, len(vectors))
     best = np.full(len(queries), -np.inf, dtype=np.float32)
     rows = np.zeros((len(queries), k), dtype=np.int64)
-    scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
     if k == 0 or len(queries) == 0:
         return best, rows
+    scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    block = block or max(256, 4_000_000 // len(queries))
     for start in range(0, len(vectors), block):
         cos = queries @ np.asarray(vectors[start : start + block]).T
-        both = np.concatenate([scores, cos], axis=1)
-        block_rows = np.broadcast_to(np.arange(start, start + cos.shape[1]), cos.shape)
-        both_rows = np.concatenate([rows, block_rows], axis=1)
+        top = min(k, cos.shape[1])
+        local = np.argpartition(-cos, top - 1, axis=1)[:, :top]
+        both = np.concatenate([scores, np.take_along_axis(cos, local, 1)], axis=1)
+        both_rows = np.concatenate([rows, local + start], axis=1)
         keep = np.argpartition(-both, k - 1, axis=1)[:, :k]
         scores = np.take_along_axis(both, keep, 1)
         rows = np.take_along_axis(both_rows, keep, 1)

@@ -70,10 +70,11 @@ def test_best_rows_against_argsort(seed):
     rng = np.random.default_rng(seed)
     vectors = unit(*rng.normal(size=(40, 6)))
     queries = unit(*rng.normal(size=(7, 6)))
-    best, rows = best_rows(vectors, queries, k=3, block=9)  # blocks smaller than the corpus
     brute = np.argsort(-(queries @ vectors.T), axis=1)[:, :3]
-    assert best == pytest.approx((queries @ vectors.T).max(axis=1))
-    assert [sorted(r) for r in rows.tolist()] == [sorted(r) for r in brute.tolist()]
+    for block in (9, 2, None):  # blocks smaller than the corpus, than k, and the default
+        best, rows = best_rows(vectors, queries, k=3, block=block)
+        assert best == pytest.approx((queries @ vectors.T).max(axis=1))
+        assert [sorted(r) for r in rows.tolist()] == [sorted(r) for r in brute.tolist()]
 
 
 def test_word_coverage_against_brute_force():
