@@ -24,7 +24,7 @@ from .errors import DocsError, SemsearchError, UsageError
 from .frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from .index import Index, load_index
 from .journal import Journal
-from .keywords import build_keyword_index
+from .keywords import build_keyword_index, detect_language
 from .keywords import settings as keyword_settings
 from .records import FileOutcome, file_records, outcomes, refreshed_records, skipped_records
 from .schema import INDEX_FORMAT
@@ -257,7 +257,7 @@ def _build(
     reusable = previous is not None and previous.offtopic_reusable
     bank = np.asarray(previous.offtopic) if reusable else bank_vectors(embedder)
     references = measure_references(embedder, vectors, chunks, bank_vectors=bank)
-    language = references.corpus_language
+    language = detect_language([chunk.text for chunk in chunks])
     progress(Step("keywords"))
     keywords = build_keyword_index(
         [embedding_text(chunk) for chunk in chunks],

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -78,6 +79,21 @@ def _stemmer(language: str | None) -> Callable[[str], str] | None:
     import Stemmer
 
     return Stemmer.Stemmer(algorithm).stemWord
+
+
+LANGUAGE_SAMPLE = 200
+
+
+def detect_language(texts: Sequence[str]) -> str | None:
+    """The corpus's language (ISO 639-1 code, which picks the stemmer): the most frequent one
+    py3langid finds over an even sample of ``LANGUAGE_SAMPLE`` texts; None without text."""
+    sample = [text for text in texts[:: max(1, len(texts) // LANGUAGE_SAMPLE)] if text.strip()]
+    if not sample:
+        return None
+    import py3langid
+
+    votes = Counter(py3langid.classify(text)[0] for text in sample)
+    return votes.most_common(1)[0][0]
 
 
 def stemmer_name(language: str | None) -> str | None:

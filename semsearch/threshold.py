@@ -59,7 +59,6 @@ NEIGHBOURS = 3
 EVIDENCE_PASSAGES = 3
 """Word coverage is read in the question's best passages by cosine."""
 MAX_TITLES = 1000  # enough for a 10th percentile; keeps calibration fast on huge corpora
-MIN_PER_LANGUAGE = 5
 METHOD = (
     "relevance = best cosine - (0.75 x mean of the question's 3 highest cosines to the bank "
     "- 0.03 x the share of its words, weighted by rarity, found in its best of 3 passages); cut "
@@ -70,8 +69,7 @@ METHOD = (
 
 @dataclass
 class References:
-    """What calibration measures on a freshly embedded corpus before the keyword index exists
-    (the corpus language it finds picks the keyword stemmer)."""
+    """What calibration measures on a freshly embedded corpus (before its keyword index exists)."""
 
     bank_vectors: np.ndarray
     bank_best: np.ndarray
@@ -82,11 +80,6 @@ class References:
     title_rows: np.ndarray
     keep: np.ndarray
     """Bank questions kept as background (those the corpus seems to answer are dropped)."""
-    medians: dict[str, float]
-
-    @property
-    def corpus_language(self) -> str | None:
-        return max(self.medians, key=self.medians.get) if self.medians else None
 
 
 @dataclass
@@ -191,15 +184,7 @@ def measure_references(
     # Bank questions scoring like the corpus's own section titles look answerable here: dropped.
     on_low = float(np.percentile(title_best, ONTOPIC_QUANTILE)) if len(title_best) else np.inf
     keep = bank_best < on_low
-    language_of = np.array([language for language, _ in bank])
-    medians = {
-        language: float(np.median(bank_best[keep & (language_of == language)]))
-        for language in sorted(set(language_of))
-        if (keep & (language_of == language)).sum() >= MIN_PER_LANGUAGE
-    }
-    return References(
-        bank_vectors, bank_best, bank_rows, titles, title_vectors, title_best, title_rows, keep, medians
-    )
+    return References(bank_vectors, bank_best, bank_rows, titles, title_vectors, title_best, title_rows, keep)
 
 
 def coverages(
@@ -245,9 +230,7 @@ def calibrate_with(references: References, keywords: KeywordIndex | None, chunks
             "offtopic_relevance": _summary(bank_relevance),
             "ontopic_relevance": _summary(title_relevance),
             "offtopic": _summary(refs.bank_best),
-            "offtopic_median_by_language": {k: round(v, 4) for k, v in refs.medians.items()},
             "ontopic": _summary(refs.title_best),
-            "corpus_language": refs.corpus_language,
             "background_questions": int(refs.keep.sum()),
             "bank_dropped_as_on_topic": int((~refs.keep).sum()),
         },
@@ -260,11 +243,11 @@ def calibrate(
     """``measure_references`` and ``calibrate_with`` in one step, with a keyword index made here
     (a build makes its own between the two: see ``build``)."""
     from .chunking import embedding_text
-    from .keywords import build_keyword_index
+    from .keywords import build_keyword_index, detect_language
 
     references = measure_references(embedder, vectors, chunks, bank_vectors)
     texts, headings = [embedding_text(c) for c in chunks], [c.headings for c in chunks]
-    keywords = build_keyword_index(texts, references.corpus_language, headings)
+    keywords = build_keyword_index(texts, detect_language([c.text for c in chunks]), headings)
     return calibrate_with(references, keywords, chunks)
 
 

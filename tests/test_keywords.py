@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from semsearch.errors import IndexCorruptError
-from semsearch.keywords import KeywordIndex, build_keyword_index, heading_name, tokenize
+from semsearch.keywords import KeywordIndex, build_keyword_index, detect_language, heading_name, tokenize
 
 
 def test_tokens_keep_diacritics_codes_and_references():
@@ -145,3 +145,14 @@ def test_rows_with_all_parts_of_a_reference(tmp_path):
     assert loaded.rows_with_all(["§ 7"]).tolist() == [3, 4]
     assert loaded.rows_with_all(["art. 9", "ust. 1"]).tolist() == []
     assert loaded.rows_with_all(["RODO"]).tolist() == []  # a plain word is no reference part
+
+
+def test_the_corpus_language_is_what_most_of_its_texts_are_written_in():
+    polish = ["Zwrot pieniędzy następuje w ciągu czternastu dni od otrzymania oświadczenia."] * 5
+    english = ["Returns the listener array for the event named eventName; see emitter.once()."] * 3
+    code = ["```js\nconst { once } = require('node:events');\n```"]
+    assert detect_language(polish + english + code) == "pl"
+    assert detect_language(english + code) == "en"  # code-heavy English docs stay English
+    assert detect_language(["台北捷運的第一條路線是哪一年通車的？"] * 2) == "zh"
+    assert detect_language([]) is None
+    assert detect_language(["   ", ""]) is None
