@@ -63,15 +63,16 @@ class Collection:
         k: int = 3,
         *,
         mode: str = "hybrid",
-        paths: Sequence[str] = (),
-        where: Sequence[str | Condition] = (),
+        paths: str | Sequence[str] = (),
+        where: str | Condition | Sequence[str | Condition] = (),
         min_score: float | None = None,
     ) -> Answer:
         """The best ``k`` passages for ``question`` that pass the no-answer gate.
 
         ``mode``: hybrid (default), dense or keyword; ``paths``: .gitignore-style patterns of
-        the files to search; ``where``: conditions on their front matter, all of which must
-        hold (``["type=umowa", "year>=2024"]`` or ``Condition``s, see ``semsearch.filters``);
+        the files to search (one pattern or several); ``where``: conditions on their front
+        matter, all of which must hold (``["type=umowa", "year>=2024"]`` or ``Condition``s, see
+        ``semsearch.filters``);
         ``min_score``: a plain cosine cutoff replacing the gate.
         """
         return self.search_many([question], k, mode=mode, paths=paths, where=where, min_score=min_score)[0]
@@ -82,11 +83,14 @@ class Collection:
         k: int = 3,
         *,
         mode: str = "hybrid",
-        paths: Sequence[str] = (),
-        where: Sequence[str | Condition] = (),
+        paths: str | Sequence[str] = (),
+        where: str | Condition | Sequence[str | Condition] = (),
         min_score: float | None = None,
     ) -> list[Answer]:
         """``search`` for many questions, embedded in one batch."""
+        if isinstance(questions, str):
+            raise UsageError("search_many takes a list of questions (search takes one)")
+        paths = (paths,) if isinstance(paths, str) else tuple(paths)
         where = conditions(where)
         if k < 1:
             raise UsageError(f"k must be at least 1 (got {k})")

@@ -118,3 +118,14 @@ def test_search_filters_on_front_matter_as_ask_does(sample_index):
     assert unfiltered.hits[0].source == "reklamacje.md"
     assert by_text == by_object and by_text.hits
     assert {hit.source for hit in by_text.hits} <= {"regulamin.md", "prywatnosc.md"}
+
+
+def test_one_path_pattern_may_be_a_bare_string(sample_index):
+    question = "Jak złożyć reklamację?"
+    with Collection(sample_index) as docs:
+        as_text = docs.search(question, k=3, paths="regulamin.md")
+        as_list = docs.search(question, k=3, paths=["regulamin.md"])
+        with pytest.raises(semsearch.UsageError, match="list of questions"):
+            docs.search_many(question)
+    assert as_text == as_list and as_text.hits
+    assert {hit.source for hit in as_text.hits} == {"regulamin.md"}
