@@ -55,10 +55,23 @@ class Answer:
     the off-topic bank less its word evidence (see ``threshold``); None: a cutoff was given."""
     mode: str
     question_cut: bool = False
+    fused: bool = False
+    """Hybrid mode ranked by cosine fused with BM25 (the question names something exact)."""
 
     @property
     def answered(self) -> bool:
         return bool(self.hits)
+
+    @property
+    def ranked_by(self) -> str:
+        """What decided the order, in words (the score shown is always the cosine the gate reads)."""
+        order = {"dense": "cosine similarity", "keyword": "keyword (BM25) score"}.get(
+            self.mode,
+            "cosine similarity fused with keyword (BM25) scores" if self.fused else "cosine similarity",
+        )
+        if any(hit.exact for hit in self.hits):
+            return f"passages holding what the question names verbatim first, then {order}"
+        return order
 
     @property
     def reason(self) -> str:
@@ -275,6 +288,7 @@ class Index:
             path=path,
             row=ranked.row,
             keywords=self.keywords,
+            exact=ranked.exact,
         )
 
     def search(
@@ -292,9 +306,8 @@ class Index:
         The decision reads cosine similarity whatever ranked the rows (fused or BM25 scores
         have no threshold of their own): without ``min_score`` a passage must reach the index's
         cut plus the question's baseline (see ``threshold``). An explicit ``min_score`` is a
-        plain cosine threshold instead. A passage
-        containing a code or reference the question names verbatim is an answer whatever its
-        score (not in dense mode).
+        plain cosine threshold instead. A passage containing a code or reference the question
+        names verbatim is an answer whatever its score (not in dense mode).
         """
         cosine = self.cosines(query_vector)
         own_baseline = None
@@ -308,7 +321,8 @@ class Index:
             if is_answer(r.score, r.exact, threshold)
         ]
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
-        return Answer(question, hits, float(threshold), own_baseline, mode)
+        fused = mode == "hybrid" and names_something_exact(question)
+        return Answer(question, hits, float(threshold), own_baseline, mode, fused=fused)
 
 
 def _absolute(docs_root: str, source: str) -> str:

@@ -120,6 +120,7 @@ def hit_dict(hit: Hit, question: str | None = None) -> dict:
     return {
         "rank": hit.rank,
         "score": round(hit.score, 6),
+        "exact": hit.exact,
         "location": where(hit),
         "path": hit.path,
         "source": chunk.source,
@@ -143,6 +144,7 @@ def ask_json(question: str, result: Answer) -> dict:
         "mode": result.mode,
         "answered": result.answered,
         "reason": result.reason,
+        "ranked_by": result.ranked_by,
         "min_score": round(result.threshold, 6),
         "results": [hit_dict(hit, result.question) for hit in result.hits],
     }
@@ -208,6 +210,13 @@ def print_result(result: Answer, full: bool = False) -> None:
             if line.strip() or full:  # a snippet's paragraphs stay apart from the next result
                 _say(INDENT + line if line.strip() else "", style="dim" if hit.rank > 1 else None)
         _say()
+    scores = [hit.score for hit in result.hits]
+    if scores != sorted(scores, reverse=True):  # say why a lower cosine is listed above a higher one
+        _say(
+            f"Listed by {result.ranked_by}; each score is the passage's cosine similarity, which "
+            f"the no-answer gate reads (this question's threshold {result.threshold:.3f}).",
+            style="dim",
+        )
 
 
 def _first_location(result: QuestionResult) -> str:
@@ -265,14 +274,14 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
             + "   ".join(f"@{n} {_pct(value)}" for n, value in recall.items())
         )
     _say(
-        f"  threshold {report.min_score:.3f}: answered {_pct(m['answered'])} of answerable "
+        f"  {_cut_words(report)}: answered {_pct(m['answered'])} of answerable "
         f"({_pct(m['answered_correct'])} answered and right first), "
         f"rejected {_pct(m['rejected'])} of unanswerable"
     )
     _say(
-        f"  lowest correct first score {m['lowest_correct_first_score']}, "
-        f"highest unanswerable score {m['highest_unanswerable_score']}, "
-        f"suggested min score {'—' if suggested is None else f'{suggested:.3f}'}",
+        f"  cosine of the first result: lowest correct {m['lowest_correct_first_score']}, "
+        f"highest unanswerable {m['highest_unanswerable_score']}; "
+        f"suggested {_cut_words(report, suggested)}",
         (" (written to the index)", "green") if calibrated and suggested is not None else "",
     )
     if report.by_kind:
@@ -386,6 +395,17 @@ def search_details(index: Index, paths: Sequence[str], where: Sequence[object], 
         shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
         note(f"searched: {searched} of {files} files, {int(allowed.sum())} of {chunks} chunks ({shown})")
     note(f"{answer.mode} search: {answer.reason}")
+
+
+def _cut_words(report: EvalReport, value: float | None = None) -> str:
+    """The cut as ``info`` names it: a margin over each question's baseline (a cosine floor for
+    an index built before the relevance rule)."""
+    value = report.min_score if value is None else value
+    if value is None:
+        return "margin —"
+    if report.results and all(r.legacy for r in report.results):
+        return f"cosine floor {value:.3f}"
+    return f"no-answer margin {value:+.3f}"
 
 
 def print_info(index: Index) -> None:

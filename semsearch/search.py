@@ -30,6 +30,9 @@ class Hit:
     """The chunk's row in the index (None for a hit made outside an index)."""
     keywords: KeywordIndex | None = field(default=None, repr=False, compare=False)
     """The index's keyword side: its stemmer and word rarities choose the snippet."""
+    exact: bool = False
+    """The passage holds a code, reference or heading name the question writes verbatim: such
+    passages are listed first, and answer whatever their cosine (not in dense mode)."""
 
     def snippet(self, question: str, chars: int | None = None) -> Snippet:
         """The lines of the passage that show why it matched ``question`` (see ``snippets``)."""

@@ -28,7 +28,8 @@ def test_ask_json_shape(sample_index):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "-k", "2")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"question", "mode", "answered", "reason", "min_score", "results"}
+    assert set(data) == {"question", "mode", "answered", "reason", "ranked_by", "min_score", "results"}
+    assert data["ranked_by"] == "cosine similarity"  # names nothing exact: no keyword fusion
     assert data["question"] == "Ile kosztuje dostawa do paczkomatu?" and data["mode"] == "hybrid"
     assert data["answered"] is True and data["reason"].startswith(f"{len(data['results'])} passage(s) reach")
     assert 1 <= len(data["results"]) <= 2
@@ -45,10 +46,11 @@ def test_ask_json_shape(sample_index):
         "end_line",
         "text",
         "snippet",
+        "exact",
     }
     assert set(first) == fields | {"keyword_score"}
     assert set(first["snippet"]) == {"text", "start_line", "end_line"} and first["snippet"]["text"]
-    assert first["rank"] == 1 and first["score"] >= data["min_score"]
+    assert first["rank"] == 1 and first["score"] >= data["min_score"] and first["exact"] is False
     assert first["section"] == " › ".join(first["headings"])
     assert first["start_line"] <= first["end_line"]
     dense = json.loads(
@@ -120,3 +122,17 @@ def test_build_refuses_to_replace_a_folder_that_is_not_an_index(tmp_path):
     (precious / "thesis.tex").write_text("years of work")
     assert_clean_error(run("build", docs, "--index", precious), "not a semsearch index")
     assert (precious / "thesis.tex").read_text() == "years of work"
+
+
+def test_a_lower_cosine_listed_first_is_explained(sample_index):
+    """Issue 14: the order and the number shown must not contradict each other unexplained."""
+    question = "§ 7 regulaminu"
+    data = json.loads(run("ask", question, "--index", sample_index, "--json", "-k", "3").stdout)
+    assert data["ranked_by"].startswith("passages holding what the question names verbatim first")
+    assert data["results"] and all(r["exact"] for r in data["results"])  # every chunk of § 7 names it
+    scores = [r["score"] for r in data["results"]]
+    text = run("ask", question, "--index", sample_index, "-k", "3").stdout
+    assert scores != sorted(scores, reverse=True)  # 0.839 listed above 0.845 with the default model
+    assert "Listed by passages holding what the question names verbatim first" in text
+    plain = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "-k", "3").stdout
+    assert "Listed by" not in plain  # cosine order needs no note

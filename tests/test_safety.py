@@ -198,7 +198,7 @@ def test_an_index_calibrated_by_an_older_semsearch_reads_the_same(docs, tmp_path
     meta = json.loads(path.read_text())
     build_record = meta.pop("min_score")
     build_record.pop("gate")  # older semsearch: a cosine floor, before the relevance rule
-    meta.pop("corpus_language")
+    build_record["corpus_language"] = meta.pop("corpus_language")
     meta["min_score"] = {"value": 0.7, "source": "calibrate", "questions": 40, "build": build_record}
     path.write_text(json.dumps(meta))
     index = load_index(tmp_path / "index")
