@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
-from . import render, render_build
+from . import render, render_build, render_eval
 from .errors import IndexChangedError, IndexCorruptError, IndexMissingError, SemsearchError
 
 if TYPE_CHECKING:
@@ -374,9 +374,9 @@ def evaluate_questions(
         if calibrate and report.suggested_min_score is not None:
             write_min_score(collection.index, report.suggested_min_score, questions, len(asked))
     if as_json:
-        render.print_json(render.eval_json(report, calibrated=calibrate))
+        render.print_json(render_eval.eval_json(report, calibrated=calibrate))
     else:
-        render.print_eval(report, calibrated=calibrate)
+        render_eval.print_eval(report, calibrated=calibrate)
 
 
 @app.command("mcp")

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from .chunking import PATH_SEPARATOR
 from .frontmatter import fields_seen
 from .sources import readable
 
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
 
     from .collection import Answer
     from .context import Prompt
-    from .evaluation import EvalReport, QuestionResult
     from .index import Index
     from .search import Hit
 
@@ -219,97 +217,6 @@ def print_result(result: Answer, full: bool = False) -> None:
         )
 
 
-def _first_location(result: QuestionResult) -> str:
-    chunk = result.first
-    return "—" if chunk is None else PATH_SEPARATOR.join([chunk.source, *chunk.headings])
-
-
-def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
-    return {
-        **report.metrics,
-        "mode": report.mode,
-        "k": report.k,
-        "min_score": round(report.min_score, 6),
-        "suggested_min_score": _round(report.suggested_min_score),
-        "calibrated": calibrated,
-        "by_kind": report.by_kind,
-        "misses": [
-            {
-                "line": r.question.line,
-                "question": r.question.question,
-                "expected": r.question.expected(),
-                "first": _first_location(r),
-                "score": _round(r.first_score),
-                "rank": r.rank,
-                "answered": r.passes,
-            }
-            for r in report.misses
-        ],
-    }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def _pct(value: float | int | None) -> str:
-    return "—" if value is None else f"{value:.1%}"
-
-
-def print_eval(report: EvalReport, calibrated: bool = False) -> None:
-    from rich.table import Table
-
-    m = report.metrics
-    suggested = report.suggested_min_score
-    topk = f"   top-{report.k} {_pct(m[f'top{report.k}'])}" if report.k not in (1, 3) else ""
-    _say(
-        (f"{m['questions']} questions", "bold"),
-        f" ({m['answerable']} answerable, {m['unanswerable']} not), {report.mode} search",
-    )
-    _say(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {m['mrr']}")
-    recall = m.get("recall") or {}
-    if set(recall) - {"1", "3"}:
-        _say(
-            "  recall@k (the right passage anywhere in the top k): "
-            + "   ".join(f"@{n} {_pct(value)}" for n, value in recall.items())
-        )
-    _say(
-        f"  {_cut_words(report)}: answered {_pct(m['answered'])} of answerable "
-        f"({_pct(m['answered_correct'])} answered and right first), "
-        f"rejected {_pct(m['rejected'])} of unanswerable"
-    )
-    _say(
-        f"  cosine of the first result: lowest correct {m['lowest_correct_first_score']}, "
-        f"highest unanswerable {m['highest_unanswerable_score']}; "
-        f"suggested {_cut_words(report, suggested)}",
-        (" (written to the index)", "green") if calibrated and suggested is not None else "",
-    )
-    if report.by_kind:
-        kinds = Table(title="By kind", expand=False)
-        for column in ("kind", "questions", "top-1", "top-3", "answered", "rejected"):
-            kinds.add_column(column, justify="left" if column == "kind" else "right")
-        for kind, km in report.by_kind.items():
-            kinds.add_row(
-                _line(kind),
-                str(km["questions"]),
-                *(_pct(km[key]) for key in ("top1", "top3", "answered", "rejected")),
-            )
-        console().print(kinds)
-    if not report.misses:
-        return
-    table = Table(title="Misses", expand=True)
-    for column in ("question", "expected", "came first", "score"):
-        table.add_column(column, overflow="fold")
-    for r in report.misses:
-        table.add_row(
-            _line(r.question.question),
-            _line(r.question.expected()),
-            _line(_first_location(r), ("" if r.passes else " (no answer)", "dim")),
-            f"{r.first_score:.3f}" + (f" (#{r.rank})" if r.rank and r.rank > 1 else ""),
-        )
-    console().print(table)
-
-
 def question_cut(asked: str, searched: str, limit: int) -> None:
     warning(
         f"the question was cut to the model's {limit}-token input limit: the first "
@@ -395,17 +302,6 @@ def search_details(index: Index, paths: Sequence[str], where: Sequence[object], 
         shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
         note(f"searched: {searched} of {files} files, {int(allowed.sum())} of {chunks} chunks ({shown})")
     note(f"{answer.mode} search: {answer.reason}")
-
-
-def _cut_words(report: EvalReport, value: float | None = None) -> str:
-    """The cut as ``info`` names it: a margin over each question's baseline (a cosine floor for
-    an index built before the relevance rule)."""
-    value = report.min_score if value is None else value
-    if value is None:
-        return "margin —"
-    if report.results and all(r.legacy for r in report.results):
-        return f"cosine floor {value:.3f}"
-    return f"no-answer margin {value:+.3f}"
 
 
 def print_info(index: Index) -> None:

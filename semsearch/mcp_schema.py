@@ -1,0 +1,118 @@
+"""The shapes of the MCP tools' arguments and results (``mcp_server``): what clients see as
+JSON schemas, with a description wherever a field's meaning is not obvious."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
+
+MAX_K = 50
+"""More passages than this would flood the model's context for little gain."""
+MAX_LISTED_FILES = 200
+
+
+class Stale(TypedDict):
+    files: Annotated[list[str], Field(description="Files added, removed or modified since the build.")]
+    note: str
+
+
+class SearchHit(TypedDict):
+    rank: int
+    source: Annotated[str, Field(description="The file, relative to the documents folder.")]
+    section: Annotated[str, Field(description="Heading path, 'Title › Subsection'.")]
+    start_line: int
+    end_line: int
+    location: str
+    score: Annotated[float, Field(description="Cosine similarity to the question.")]
+    keyword_score: Annotated[float | None, Field(description="BM25 score (null in dense mode).")]
+    exact: Annotated[
+        bool, Field(description="Holds a code or name the question writes verbatim (listed first).")
+    ]
+    text: str
+
+
+class SearchResult(TypedDict):
+    answered: Annotated[bool, Field(description="Whether any passage passed the relevance gate.")]
+    reason: str
+    ranked_by: Annotated[str, Field(description="What decided the order (scores are always cosines).")]
+    hits: list[SearchHit]
+    question: Annotated[str, Field(description="The question as searched.")]
+    question_cut: Annotated[bool, Field(description="Whether it was cut to the model's input limit.")]
+    mode: str
+    threshold: Annotated[float, Field(description="The cosine a passage had to reach.")]
+    stale: Stale | None
+
+
+class Passage(TypedDict):
+    section: str
+    start_line: int
+    end_line: int
+    text: str
+
+
+class PassageResult(TypedDict):
+    source: str
+    passages: list[Passage]
+    truncated: bool
+    next_start_line: Annotated[
+        int | None, Field(description="Where to continue with start_line, when truncated.")
+    ]
+    stale: Stale | None
+
+
+class IndexInfo(TypedDict):
+    index: str
+    docs_folder: str
+    files: int
+    file_names: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES} files.")]
+    chunks: Annotated[int, Field(description="Indexed passages.")]
+    model: str
+    threshold: float
+    threshold_origin: str
+    built_at: str | None
+    semsearch_version: str | None
+    changed_files: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES}.")]
+    front_matter_fields: Annotated[
+        dict[str, int] | None,
+        Field(description="Front-matter fields `search` can filter on (`where`), with their file counts."),
+    ]
+    stale: Stale | None
+
+
+Question = Annotated[
+    str, Field(min_length=1, description="The question, in any language, as a full sentence.")
+]
+K = Annotated[int, Field(ge=1, le=MAX_K, description="How many passages at most.")]
+Mode = Annotated[
+    Literal["hybrid", "dense", "keyword"],
+    Field(
+        description="hybrid (default): by meaning, plus exact words when the question names a "
+        "number, code or quoted phrase; dense: by meaning only; keyword: exact words only (BM25)."
+    ),
+]
+Paths = Annotated[
+    tuple[str, ...],
+    Field(
+        description="Search only files matching these .gitignore-style patterns, relative to the "
+        "documents folder (e.g. ['faq/**', 'terms.md']); empty: all files."
+    ),
+]
+Where = Annotated[
+    tuple[str, ...],
+    Field(
+        description="Search only files whose front matter meets all these conditions, FIELD OP VALUE "
+        "with OP one of = != < <= > >= (e.g. ['type=umowa', 'year>=2024', 'tags=faq']: a list field "
+        "matches when one item does); `index_info` lists the fields. Empty: no condition."
+    ),
+]
+Source = Annotated[str, Field(description="The file, as `source` in a search hit.")]
+Section = Annotated[
+    str | None,
+    Field(
+        description="A heading path, as `section` in a search hit: that whole section, subsections included."
+    ),
+]
+StartLine = Annotated[int | None, Field(ge=1, description="First line wanted (1-based).")]
+EndLine = Annotated[int | None, Field(ge=1, description="Last line wanted (inclusive).")]
