@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from enum import Enum
 from pathlib import Path
@@ -53,24 +54,42 @@ class _Group(TyperGroup):
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                render.flush_stdout()
         except (typer.Exit, typer.Abort, TyperException):  # usage errors: Typer's own message
             raise
+        except BrokenPipeError:  # the reader stopped reading (`| head -1`): it had what it wanted
+            render.silence_stdout()
+            return None
         except SemsearchError as exc:
             render.error(_message(exc))
+        except OSError as exc:  # stdout on a full disk or a dead terminal: not a bug
+            if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+                _unexpected(exc)
+            render.silence_stdout()  # what stays buffered would fail again at exit
+            render.error(f"cannot write the output: {exc.strerror}")
         except KeyboardInterrupt:
             render.error("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except Exception as exc:
-            if os.environ.get("SEMSEARCH_DEBUG"):
-                raise
-            render.error(
-                f"unexpected {type(exc).__name__}: {exc} "
-                "(a bug in semsearch; SEMSEARCH_DEBUG=1 shows the traceback)"
-            )
+            _unexpected(exc)
         finally:
             render.set_quiet(False)  # --quiet lasts one command (tests run many in one process)
         raise typer.Exit(EXIT_ERROR)
+
+
+_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EPIPE}
+
+
+def _unexpected(exc: Exception) -> None:
+    """An exception semsearch did not expect is a bug: one line (the traceback on request)."""
+    if os.environ.get("SEMSEARCH_DEBUG"):
+        raise exc
+    render.error(
+        f"unexpected {type(exc).__name__}: {exc} (a bug in semsearch; SEMSEARCH_DEBUG=1 shows the traceback)"
+    )
 
 
 app = typer.Typer(
@@ -152,6 +171,17 @@ def _verbosity(quiet: bool, verbose: bool) -> None:
     render.set_quiet(quiet)
 
 
+def _exclusive(*options: tuple[str, bool]) -> None:
+    """Output options that cannot be honoured together are a usage error, not a silent choice
+    (``--context --json`` is the one pair that works: the prompt as JSON)."""
+    given = [name for name, on in options if on]
+    allowed = {("--json", "--context")}
+    pairs = [(a, b) for i, a in enumerate(given) for b in given[i + 1 :] if (a, b) not in allowed]
+    if pairs:
+        first, second = pairs[0]
+        raise typer.BadParameter(f"{first} and {second} exclude each other", param_hint=first)
+
+
 def _conditions(values: list[str] | None) -> list[Condition]:
     """``--where`` conditions, read before anything else runs: a bad one is a usage error."""
     from .errors import UsageError
@@ -204,19 +234,18 @@ def build(
     interrupted build resumes where it stopped."""
     from .build import DEFAULT_MAX_TOKENS, build_index
     from .embedders import DEFAULT_MODEL
-    from .store import recorded_docs
 
     _verbosity(quiet, verbose)
     if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
         index = _index(index)
-        docs = recorded_docs(index) or Path("docs")
+        docs = _recorded_docs(index)
     index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
     with render_build.build_progress(disable=as_json or quiet) as progress:
         report = build_index(
             docs,
             index,
             model=model or DEFAULT_MODEL,
-            max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
             full=full,
             excludes=exclude or (),
             progress=progress,
@@ -226,6 +255,23 @@ def build(
         render.print_json(render_build.build_json(report))
     else:
         render_build.print_build_summary(report, verbose=verbose)
+
+
+def _recorded_docs(index: Path) -> Path:
+    """The documents folder the index records (a rebuild), else ``docs``; a recorded folder that
+    is gone is an error, never a silent switch to another folder."""
+    from .errors import UsageError
+    from .store import recorded_docs
+
+    recorded = recorded_docs(index)
+    if recorded is None:
+        return Path("docs")
+    if not recorded.is_dir():
+        raise UsageError(
+            f"the index at {index}/ was built from {recorded}/, which no longer exists; "
+            f"name the documents folder: semsearch build DOCS --index {index}"
+        )
+    return recorded
 
 
 @app.command()
@@ -297,6 +343,9 @@ def ask(
     from .collection import Collection
 
     _verbosity(quiet, verbose)
+    _exclusive(("--json", as_json), ("--jsonl", as_jsonl), ("--context", context), ("--full", full))
+    if not context and (expand != Expand.chunk or max_context_tokens != 3000):
+        raise typer.BadParameter("--expand and --max-context-tokens shape --context", param_hint="--expand")
     conditions = _conditions(where)
     question = " ".join(question)
     with Collection(_index(index), model=model) as collection:
@@ -313,17 +362,18 @@ def ask(
     if result.question_cut:
         render.question_cut(question, result.question, collection.embedder.max_input_tokens)
     question = result.question  # what both embeddings and keywords saw
-    if context and result.hits:
-        if as_json:
-            render.print_json(render.prompt_json(question, prompt))
+    with render.results_output():
+        if context and result.hits:
+            if as_json:
+                render.print_json(render.prompt_json(question, prompt))
+            else:
+                render.print_prompt(prompt)
+        elif as_json:
+            render.print_json(render.ask_json(question, result))
+        elif as_jsonl:
+            render.print_json_lines(render.hit_dict(hit, question) for hit in result.hits)
         else:
-            render.print_prompt(prompt)
-    elif as_json:
-        render.print_json(render.ask_json(question, result))
-    elif as_jsonl:
-        render.print_json_lines(render.hit_dict(hit, question) for hit in result.hits)
-    else:
-        render.print_result(result, full=full)
+            render.print_result(result, full=full)
     if not result.answered:
         raise typer.Exit(EXIT_NO_ANSWER)
 
@@ -403,7 +453,4 @@ def _positive_numbers(text: str, option: str) -> list[int]:
 
 
 def main() -> None:
-    # OpenMP threads sleep rather than spin while they wait (read when the engine loads; a
-    # user's own setting wins): a busy laptop's other programs keep their cores (bench/).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     app(prog_name="semsearch")

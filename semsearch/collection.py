@@ -90,13 +90,20 @@ class Collection:
         """``search`` for many questions, embedded in one batch."""
         if isinstance(questions, str):
             raise UsageError("search_many takes a list of questions (search takes one)")
+        wrong = [q for q in questions if not isinstance(q, str)]
+        if wrong:
+            raise UsageError(f"a question is text, not {type(wrong[0]).__name__}")
         paths = (paths,) if isinstance(paths, str) else tuple(paths)
+        if not all(isinstance(pattern, str) for pattern in paths):
+            raise UsageError("path patterns are text, such as 'faq/**' or 'terms.md'")
         where = conditions(where)
         if k < 1:
             raise UsageError(f"k must be at least 1 (got {k})")
         if self._closed:
             raise UsageError(f"the collection {self.path} is closed")
-        if min_score is not None and not -1 <= min_score <= 1:  # NaN fails this too
+        if min_score is not None and (
+            isinstance(min_score, bool) or not isinstance(min_score, int | float) or not -1 <= min_score <= 1
+        ):  # NaN fails the range too
             raise UsageError(f"a cosine cutoff is a number from -1 to 1 (got {min_score})")
         self.index.allowed_rows(paths, where)  # a filter that cannot work fails before the model loads
         fitted = [self._fit(question) for question in questions]

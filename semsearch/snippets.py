@@ -15,6 +15,7 @@ chose no better on the sample docs and cost ~0.2 s per shown passage; keywords c
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -114,7 +115,9 @@ class Terms:
         return frozenset(token for token in tokenize(text, self.language) if token in self.weights)
 
     def weight(self, tokens: frozenset[str]) -> float:
-        return sum(self.weights[token] for token in tokens)
+        """Summed in a fixed order: a set's order follows the hash seed, and float sums that
+        differ in the last bit would break ties between windows differently from run to run."""
+        return math.fsum(self.weights[token] for token in sorted(tokens))
 
 
 def question_terms(question: str, language: str | None = None, weigh: Weigh | None = None) -> Terms:

@@ -332,7 +332,6 @@ def find_index(start: Path, name: str = "index") -> Path | None:
 
 
 def recorded_docs(index_dir: Path) -> Path | None:
-    """The documents folder the index at ``index_dir`` was built from, if it still exists."""
+    """The documents folder the index at ``index_dir`` was built from (None: no index there)."""
     meta = peek_meta(Path(index_dir))
-    docs = Path(meta["docs_root"]) if meta else None
-    return docs if docs is not None and docs.is_dir() else None
+    return Path(meta["docs_root"]) if meta else None

@@ -190,3 +190,37 @@ def test_jsonl_prints_one_result_per_line_for_pipes(sample_index):
     assert rows[0]["source"] == "dostawa.md" and rows[0]["location"].endswith(f":{rows[0]['start_line']}")
     refused = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--jsonl")
     assert refused.exit_code == 1 and refused.stdout == ""
+
+
+def test_a_rebuild_whose_recorded_folder_is_gone_names_it_and_changes_nothing(
+    sample_index, tmp_path, monkeypatch
+):
+    """Never a silent switch to ./docs (an outside probe saw docs_root rewritten that way)."""
+    index = tmp_path / "index"
+    shutil.copytree(sample_index, index)
+    meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
+    gone = tmp_path / "moved-away"
+    (index / "meta.json").write_text(json.dumps({**meta, "docs_root": str(gone)}), encoding="utf-8")
+    before = (index / "meta.json").read_bytes()
+    shutil.copytree(SAMPLE_DOCS, tmp_path / "docs")  # an unrelated ./docs that must not be used
+    monkeypatch.chdir(tmp_path)
+    result = run("build", "--index", index)
+    assert result.exit_code == 2 and f"was built from {gone}/, which no longer exists" in result.stderr
+    assert (index / "meta.json").read_bytes() == before
+    asked = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", index)
+    assert f"{gone}/, no longer exists" in asked.stderr and "run `semsearch build" not in asked.stderr
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--json", "--jsonl"], ["--context", "--jsonl"], ["--context", "--full"], ["--expand", "file"]],
+)
+def test_output_options_that_cannot_work_together_are_usage_errors(sample_index, options):
+    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, *options)
+    assert result.exit_code == 2 and result.stderr.startswith("error: ") and "--help`" in result.stderr
+
+
+def test_a_chunk_budget_of_zero_is_refused_not_ignored(tmp_path):
+    result = run("build", SAMPLE_DOCS, "--index", tmp_path / "index", "--max-tokens", "0")
+    assert result.exit_code == 2 and "at least 32" in result.stderr
+    assert not (tmp_path / "index").exists()

