@@ -141,13 +141,20 @@ IndexOption = Annotated[
 ]
 
 
-def _index(given: Path | None) -> Path:
-    """--index, $SEMSEARCH_INDEX, or the nearest semsearch index/ folder from here upwards."""
+def _index(given: Path | None, required: bool = True) -> Path:
+    """--index, $SEMSEARCH_INDEX, or the nearest semsearch index/ folder from here upwards
+    (``required``: none found is an error that says where it looked)."""
     if given is not None:
         return given
     from .store import find_index
 
-    return find_index(Path.cwd()) or Path("index")
+    found = find_index(Path.cwd())
+    if found is None and required:
+        raise IndexMissingError(
+            "no index found: neither ./index nor an index/ folder above holds one "
+            "(give --index or set SEMSEARCH_INDEX)"
+        )
+    return found or Path("index")
 
 
 ModeOption = Annotated[
@@ -237,7 +244,7 @@ def build(
 
     _verbosity(quiet, verbose)
     if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
-        index = _index(index)
+        index = _index(index, required=False)
         docs = _recorded_docs(index)
     index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
     with render_build.build_progress(disable=as_json or quiet) as progress:
@@ -415,7 +422,15 @@ def evaluate_questions(
     ks = _positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
         asked = load_questions(questions, warn=render.warning)
-        report = evaluate(collection.index, collection.embedder, asked, k=max(ks), mode=mode.value, ks=ks)
+        report = evaluate(
+            collection.index,
+            collection.embedder,
+            asked,
+            k=max(ks),
+            mode=mode.value,
+            ks=ks,
+            warn=render.warning,
+        )
         if calibrate and len(asked) < CALIBRATE_MIN_QUESTIONS:
             render.warning(
                 f"calibrating on {len(asked)} questions: the threshold will be noisy "
@@ -434,7 +449,7 @@ def mcp_server(index: IndexOption = None) -> None:
     """Serve the index to language-model clients (Claude Code, Cursor...) over MCP on stdio."""
     from .mcp_server import serve
 
-    serve(_index(index).absolute())
+    serve(_index(index, required=False).absolute())
 
 
 CALIBRATE_MIN_QUESTIONS = 30

@@ -214,15 +214,24 @@ def evaluate(
     progress: Callable[[int, int], None] | None = None,
     mode: str = "hybrid",
     ks: Sequence[int] = (),
+    warn: Callable[[str], None] | None = None,
 ) -> EvalReport:
     """Ask every question as ``semsearch ask --mode MODE`` would and score the answers;
-    ``ks``: also report recall@k (the right passage anywhere in the top k) for these k."""
+    ``ks``: also report recall@k (the right passage anywhere in the top k) for these k;
+    ``warn`` hears of questions whose ``source`` names no indexed file (a certain miss)."""
     docs_root = index.meta.get("docs_root")
     if docs_root:  # sources given as the shell completes them (docs/faq.md) or absolute
         questions = [
             replace(q, sources=tuple(docs_relative(source, Path(docs_root)) for source in q.sources))
             for q in questions
         ]
+    indexed = set(index.meta.get("files", {}))
+    for question in questions:
+        if warn and question.sources and not indexed.intersection(question.sources):
+            warn(
+                f"line {question.line}: source {', '.join(question.sources)} is no indexed file "
+                "(paths are relative to the docs folder, or as the shell gives them); it can only miss"
+            )
     vectors = embedder.embed_queries([q.question for q in questions])
     depth = max(k, 3, MRR_DEPTH, *ks)
     results = []

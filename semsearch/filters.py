@@ -154,8 +154,8 @@ def allowed_rows(
     if where:
         if meta.get("front_matter", {}).get("version") is None:
             raise IndexCorruptError(
-                f"the index at {index}/ predates front-matter filters (--where): its files carry no "
-                "fields, so none would match"
+                f"the index at {index}/ predates front-matter filters: its files carry no "
+                "fields, so none would match a condition"
             )
         chosen = {s for s in chosen if all(c.matches(files[s].get("front_matter", {})) for c in where)}
         if not chosen:
@@ -177,9 +177,9 @@ def _matching_paths(files: dict[str, dict], paths: Sequence[str], root: Path) ->
 
 
 def _nothing_matches(files: dict[str, dict], paths: Sequence[str], where: list[Condition]) -> str:
-    asked = " ".join(f"--where {c}" for c in where)
+    asked = f"the condition(s) {' '.join(str(c) for c in where)}"
     if paths:
-        asked = f"{' '.join(f'--path {p}' for p in paths)} {asked}"
+        asked = f"the path pattern(s) {' '.join(paths)} and {asked}"
     seen = fields_seen(files)
     known = ", ".join(f"{name} ({count})" for name, count in seen.items()) or "none"
     return f"no indexed file matches {asked} (front-matter fields, with their files: {known})"

@@ -69,8 +69,10 @@ def read_index(index_dir: Path, attempts: int = 3) -> StoredIndex:
 def _read(index_dir: Path, identity: tuple[int, int, str] | None) -> StoredIndex:
     if index_dir.exists() and not index_dir.is_dir():
         raise IndexMissingError(f"{index_dir} is a file, not an index folder")
+    if not index_dir.exists():
+        raise IndexMissingError(f"no index at {index_dir}/ (no such folder)")
     if not (index_dir / META_FILE).is_file() or identity is None:
-        raise IndexMissingError(f"no index at {index_dir}/ (meta.json missing)")
+        raise IndexMissingError(f"no index at {index_dir}/ (the folder holds no meta.json)")
     problem = f"index at {index_dir}/"
     try:
         meta = json.loads((index_dir / META_FILE).read_text(encoding="utf-8"))

@@ -44,6 +44,10 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
+def _number(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
 def _pct(value: float | int | None) -> str:
     return "—" if value is None else f"{value:.1%}"
 
@@ -71,8 +75,8 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         f"rejected {_pct(m['rejected'])} of unanswerable"
     )
     _say(
-        f"  cosine of the first result: lowest correct {m['lowest_correct_first_score']}, "
-        f"highest unanswerable {m['highest_unanswerable_score']}; "
+        f"  cosine of the first result: lowest correct {_number(m['lowest_correct_first_score'])}, "
+        f"highest unanswerable {_number(m['highest_unanswerable_score'])}; "
         f"suggested {_cut_words(report, suggested)}",
         (" (written to the index)", "green") if calibrated and suggested is not None else "",
     )

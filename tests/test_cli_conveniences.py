@@ -101,18 +101,20 @@ def test_eval_recall_at_several_k_and_warnings(sample_index, tmp_path):
     rows = [
         {"question": "Ile kosztuje dostawa do paczkomatu?", "source": "dostawa.md"},
         {"question": "Co oznacza błąd PAY-517?", "answr": "PAY-517"},
+        {"question": "Jak złożyć reklamację?", "source": "nope.md"},
     ]
     questions.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
     result = run("eval", questions, "--index", sample_index, "-k", "1,3,10,50", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert list(data["recall"]) == ["1", "3", "10", "50"]
-    assert data["recall"]["1"] <= data["recall"]["3"] <= data["recall"]["10"] <= data["recall"]["50"] == 1.0
+    assert data["recall"]["1"] <= data["recall"]["3"] <= data["recall"]["10"] <= data["recall"]["50"] == 0.5
     assert "line 2: unknown key 'answr' ignored" in result.stderr
+    assert "line 3: source nope.md is no indexed file" in result.stderr
     copy = tmp_path / "copy"
     shutil.copytree(sample_index, copy)
     calibrated = run("eval", questions, "--index", copy, "--calibrate")
-    assert "calibrating on 2 questions: the threshold will be noisy" in calibrated.stderr
+    assert "calibrating on 3 questions: the threshold will be noisy" in calibrated.stderr
 
 
 def test_locations_open_in_an_editor_and_paths_are_taken_as_the_shell_gives_them(sample_index, monkeypatch):
@@ -224,3 +226,15 @@ def test_a_chunk_budget_of_zero_is_refused_not_ignored(tmp_path):
     result = run("build", SAMPLE_DOCS, "--index", tmp_path / "index", "--max-tokens", "0")
     assert result.exit_code == 2 and "at least 32" in result.stderr
     assert not (tmp_path / "index").exists()
+
+
+def test_no_index_anywhere_says_where_it_looked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SEMSEARCH_INDEX", raising=False)
+    result = run("ask", "Ile kosztuje dostawa?")
+    assert result.exit_code == 2
+    assert "no index found: neither ./index nor an index/ folder above holds one" in result.stderr
+    assert "SEMSEARCH_INDEX" in result.stderr
+    (tmp_path / "notes").mkdir()
+    not_ours = run("ask", "Ile kosztuje dostawa?", "--index", tmp_path / "notes")
+    assert "(the folder holds no meta.json)" in not_ours.stderr

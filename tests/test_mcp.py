@@ -199,6 +199,6 @@ def test_search_filters_on_front_matter_and_index_info_lists_the_fields(sample_i
     found = library.search("Jak długo przechowujecie moje dane?", k=5, where=("updated>=2026-01-01",))
     assert found["hits"] and {hit["source"] for hit in found["hits"]} <= {"prywatnosc.md", "regulamin.md"}
     assert library.index_info()["front_matter_fields"] == {"title": 2, "updated": 2}
-    with pytest.raises(ToolError, match="no indexed file matches --where updated<2000-01-01"):
+    with pytest.raises(ToolError, match=r"no indexed file matches the condition\(s\) updated<2000-01-01"):
         library.search("dane", where=("updated<2000-01-01",))
     library.close()

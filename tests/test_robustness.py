@@ -342,7 +342,7 @@ def test_an_error_naming_a_path_with_brackets_is_one_literal_line(index, tmp_pat
     result = cli("ask", "q", "--index", tmp_path / index)
     assert_no_traceback(result)
     assert result.returncode == 2, result.stderr
-    assert result.stderr == f"error: no index at {tmp_path / index}/ (meta.json missing); " + (
+    assert result.stderr == f"error: no index at {tmp_path / index}/ (no such folder); " + (
         "build one with `semsearch build DOCS --index INDEX`\n"
     )
 

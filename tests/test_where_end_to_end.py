@@ -60,6 +60,8 @@ def test_where_filters_before_the_top_k_through_the_installed_command(tmp_path):
     assert set(sources(keyword)) <= {"umowa.md", "archiwum/stara-umowa.md"} and sources(keyword)
 
     nothing = run("ask", QUESTION, "--where", "year>=2030", cwd=tmp_path)
-    assert nothing.returncode == 2 and nothing.stderr.startswith("error: no indexed file matches --where")
+    assert nothing.returncode == 2 and nothing.stderr.startswith(
+        "error: no indexed file matches the condition(s) "
+    )
     bad = run("ask", QUESTION, "--where", "type>umowa", cwd=tmp_path)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "Traceback" not in bad.stderr
