@@ -377,8 +377,17 @@ def _reusable_index(target: Path, spec: str, settings: dict, full: bool) -> tupl
     if previous.model != spec:
         return None, f"the model changed ({previous.model} → {spec})"
     if previous.meta.get("chunking") != settings:
-        return None, f"the chunking settings changed ({previous.meta.get('chunking')} → {settings})"
+        return (
+            None,
+            f"the chunking changed ({_settings_change(previous.meta.get('chunking') or {}, settings)})",
+        )
     return previous, None
+
+
+def _settings_change(old: dict, new: dict) -> str:
+    """``max_tokens 300 → 200, version 2 → 3``: only what differs."""
+    keys = [key for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key)]
+    return ", ".join(f"{key} {old.get(key, '—')} → {new.get(key, '—')}" for key in keys)
 
 
 def _keywords_current(index: Index) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -45,6 +46,8 @@ class _Group(TyperGroup):
         except TyperException as exc:
             where = exc.ctx.command_path if getattr(exc, "ctx", None) else "semsearch"
             message = " ".join(exc.format_message().split())
+            if re.match(r"No such option: -\d", message):  # a question that starts like "-5 stopni"
+                message += f'; a question starting with "-" goes after `--`: {where} -- "-5 ..."'
             render.error(f"{message} (see `{where} --help`)")
             raise SystemExit(exc.exit_code) from None
         except typer.Abort:

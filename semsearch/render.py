@@ -133,6 +133,11 @@ def _readable_data(data: Any) -> Any:
     return data
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def display_path(path: str) -> str:
     """A path as ripgrep shows it: relative to the current folder when inside it, else absolute."""
     import os
@@ -334,13 +339,14 @@ def _fields_words(seen: dict[str, int] | None) -> str:
 def search_details(index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer) -> None:
     """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
     files, chunks = len(index.meta["files"]), len(index.chunks)
-    note(f"index: {index.path}/ ({index.model}, {files} files, {chunks} chunks)")
+    note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
     if paths or where:
         allowed = index.allowed_rows(paths, where)
         searched = sum(bool(allowed[slice(*r["rows"])].any()) for r in index.meta["files"].values())
         shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
         note(f"searched: {searched} of {files} files, {int(allowed.sum())} of {chunks} chunks ({shown})")
-    note(f"{answer.mode} search: {answer.reason}")
+    if answer.answered:  # a refusal's reason is printed as the result itself
+        note(f"{answer.mode} search: {answer.reason}")
 
 
 def print_info(index: Index) -> None:
@@ -348,7 +354,8 @@ def print_info(index: Index) -> None:
     _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
     _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
     budget = data["chunking"]["max_tokens"]
-    _say(f"  content    {data['files']} files, {data['chunks']} chunks (≤ {budget} tokens)")
+    content = f"{counted(data['files'], 'file')}, {counted(data['chunks'], 'chunk')}"
+    _say(f"  content    {content} (≤ {budget} tokens)")
     _say(f"  no answer  {gate_words(data['gate'])}")
     _say(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")
     if data["excludes"]:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .render import _say, console, note, warning
+from .render import _say, console, counted, note, warning
 
 if TYPE_CHECKING:
     from .build import BuildReport
@@ -33,25 +33,25 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     if report.full_reason:
         note(f"Full rebuild: {report.full_reason}")
     where = str(report.index_dir)
+    content = f"{counted(report.files, 'file')}, {counted(report.chunks, 'chunk')}"
     if report.dry_run and not report.up_to_date:
         _say(
-            f"Dry run: {report.files} files, {report.chunks} chunks ({_changes(report)}); a build would "
-            f"embed {report.embedded} chunks ({report.tokens:,} tokens), about "
+            f"Dry run: {content} ({_changes(report)}); a build would "
+            f"embed {counted(report.embedded, 'chunk')} ({report.tokens:,} tokens), about "
             f"{_duration(report.estimated_seconds or 0.0)} on this machine now; nothing written to {where}/"
         )
         return
     if report.up_to_date:
         _say(
             ("Up to date", "green"),
-            f": {report.files} files, {report.chunks} chunks in {where}/ "
-            f"({_changes(report)}; nothing embedded)",
+            f": {content} in {where}/ ({_changes(report)}; nothing embedded)",
         )
         return
     resumed = f", {report.resumed} kept from an interrupted build" if report.resumed else ""
     _say(
         ("Indexed", "green"),
-        f" {report.files} files into {report.chunks} chunks in {report.seconds:.1f} s → {where}/ "
-        f"({_changes(report)}; {report.embedded} chunks embedded{resumed}; "
+        f" {counted(report.files, 'file')} into {counted(report.chunks, 'chunk')} in {report.seconds:.1f} s"
+        f" → {where}/ ({_changes(report)}; {counted(report.embedded, 'chunk')} embedded{resumed}; "
         f"no-answer margin {report.min_score:+.3f})",
     )
 

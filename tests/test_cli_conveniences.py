@@ -238,3 +238,16 @@ def test_no_index_anywhere_says_where_it_looked(tmp_path, monkeypatch):
     (tmp_path / "notes").mkdir()
     not_ours = run("ask", "Ile kosztuje dostawa?", "--index", tmp_path / "notes")
     assert "(the folder holds no meta.json)" in not_ours.stderr
+
+
+def test_a_question_starting_with_a_dash_gets_a_hint_and_works_after_two_dashes(sample_index):
+    hinted = run("ask", "-5 stopni na dworze, czy kurier dowiezie paczkę?", "--index", sample_index)
+    assert hinted.exit_code == 2 and "goes after `--`" in hinted.stderr
+    asked = run("ask", "--index", sample_index, "--", "-5 stopni na dworze, czy kurier dowiezie paczkę?")
+    assert asked.exit_code in (0, 1) and "error" not in asked.stderr
+
+
+def test_verbose_says_a_refusal_once(sample_index):
+    refused = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "-v")
+    assert refused.exit_code == 1
+    assert (refused.stdout + refused.stderr).count("no passage reaches") == 1

@@ -144,7 +144,7 @@ def test_build_and_ask_through_the_installed_command(tmp_path):
         cwd=tmp_path,
     )
     assert built.returncode == 0, built.stderr
-    assert "Indexed 1 files into 2 chunks" in built.stdout
+    assert "Indexed 1 file into 2 chunks" in built.stdout
     asked = subprocess.run(
         [
             *command,

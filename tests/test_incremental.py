@@ -99,7 +99,7 @@ def test_incremental_with_fake_embedder_reuses_vectors(docs, tmp_path, fake_embe
 def test_model_or_chunking_change_forces_a_full_rebuild(docs, tmp_path, fake_embedder):
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
     report = build_index(docs, tmp_path / "index", embedder=fake_embedder, max_tokens=64)
-    assert "chunking settings changed" in report.full_reason
+    assert "the chunking changed (max_tokens 300 → 64)" in report.full_reason
     assert report.embedded == 4
 
     class Other(type(fake_embedder)):
