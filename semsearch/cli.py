@@ -2,123 +2,18 @@
 
 from __future__ import annotations
 
-import errno
-import os
-import re
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from typer.core import TyperGroup
-from typer.exceptions import TyperException
 
 from . import render, render_build, render_eval
-from .errors import IndexChangedError, IndexCorruptError, IndexMissingError, SemsearchError
+from .cli_app import EXIT_NO_ANSWER, app
+from .errors import IndexMissingError
 
 if TYPE_CHECKING:
     from .filters import Condition
-
-EXIT_NO_ANSWER = 1
-EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
-HINTS: dict[type[SemsearchError], str] = {
-    IndexMissingError: "build one with `semsearch build DOCS --index INDEX`",
-    IndexCorruptError: "rebuild it with `semsearch build DOCS --index INDEX`",
-    IndexChangedError: "run the command again",
-}
-
-
-def _message(exc: SemsearchError) -> str:
-    hint = next((text for kind, text in HINTS.items() if isinstance(exc, kind)), None)
-    return f"{exc}; {hint}" if hint else str(exc)
-
-
-class _Group(TyperGroup):
-    """The one place where errors become a one-line message and an exit code (1 is kept for
-    "no answer"); an unexpected exception is a bug, reported in one line too."""
-
-    def main(self, *args, **kwargs):
-        """Usage errors as one line with Click's own suggestion, not a boxed panel."""
-        kwargs.pop("standalone_mode", None)
-        try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
-        except TyperException as exc:
-            where = exc.ctx.command_path if getattr(exc, "ctx", None) else "semsearch"
-            message = " ".join(exc.format_message().split())
-            if re.match(r"No such option: -\d", message):  # a question that starts like "-5 stopni"
-                message += f'; a question starting with "-" goes after `--`: {where} -- "-5 ..."'
-            render.error(f"{message} (see `{where} --help`)")
-            raise SystemExit(exc.exit_code) from None
-        except typer.Abort:
-            render.error("interrupted")
-            raise SystemExit(EXIT_INTERRUPTED) from None
-        raise SystemExit(code if isinstance(code, int) else 0)
-
-    def invoke(self, ctx):
-        try:
-            try:
-                return super().invoke(ctx)
-            finally:
-                render.flush_stdout()
-        except (typer.Exit, typer.Abort, TyperException):  # usage errors: Typer's own message
-            raise
-        except BrokenPipeError:  # the reader stopped reading (`| head -1`): it had what it wanted
-            render.silence_stdout()
-            return None
-        except SemsearchError as exc:
-            render.error(_message(exc))
-        except OSError as exc:  # stdout on a full disk or a dead terminal: not a bug
-            if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
-                _unexpected(exc)
-            render.silence_stdout()  # what stays buffered would fail again at exit
-            render.error(f"cannot write the output: {exc.strerror}")
-        except KeyboardInterrupt:
-            render.error("interrupted")
-            raise typer.Exit(EXIT_INTERRUPTED) from None
-        except Exception as exc:
-            _unexpected(exc)
-        finally:
-            render.set_quiet(False)  # --quiet lasts one command (tests run many in one process)
-        raise typer.Exit(EXIT_ERROR)
-
-
-_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EPIPE}
-
-
-def _unexpected(exc: Exception) -> None:
-    """An exception semsearch did not expect is a bug: one line (the traceback on request)."""
-    if os.environ.get("SEMSEARCH_DEBUG"):
-        raise exc
-    render.error(
-        f"unexpected {type(exc).__name__}: {exc} (a bug in semsearch; SEMSEARCH_DEBUG=1 shows the traceback)"
-    )
-
-
-app = typer.Typer(
-    cls=_Group,
-    help="Semantic search over a folder of Markdown files, offline.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        from . import __version__
-
-        print(f"semsearch {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _options(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
-    ] = False,
-) -> None:
-    """Semantic search over a folder of Markdown files, offline."""
 
 
 class Expand(str, Enum):
@@ -223,7 +118,11 @@ def build(
     full: Annotated[bool, typer.Option("--full", help="Re-embed everything, reusing nothing.")] = False,
     exclude: Annotated[
         list[str] | None,
-        typer.Option("--exclude", help="Skip paths matching this .gitignore-style pattern (repeatable)."),
+        typer.Option(
+            "--exclude",
+            help="Skip paths matching this .gitignore-style pattern (repeatable; a rebuild keeps the "
+            "recorded ones unless given, --exclude '' clears them).",
+        ),
     ] = None,
     dry_run: Annotated[
         bool,
@@ -250,14 +149,16 @@ def build(
         index = _index(index, required=False)
         docs = _recorded_docs(index)
     index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
+    recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
+    budget = max_tokens if max_tokens is not None else recorded.get("max_tokens", DEFAULT_MAX_TOKENS)
     with render_build.build_progress(disable=as_json or quiet) as progress:
         report = build_index(
             docs,
             index,
-            model=model or DEFAULT_MODEL,
-            max_tokens=DEFAULT_MAX_TOKENS if max_tokens is None else max_tokens,
+            model=model or recorded.get("model") or DEFAULT_MODEL,
+            max_tokens=budget,
             full=full,
-            excludes=exclude or (),
+            excludes=exclude if exclude is not None else recorded.get("excludes", ()),
             progress=progress,
             dry_run=dry_run,
         )
@@ -265,6 +166,19 @@ def build(
         render.print_json(render_build.build_json(report))
     else:
         render_build.print_build_summary(report, verbose=verbose)
+
+
+def _recorded_settings(index: Path) -> dict:
+    """The model, chunk budget and exclusions the index at ``index`` was built with (none: a
+    new index, or one whose record cannot be read)."""
+    from .store import peek_meta
+
+    meta = peek_meta(index) if (index / "meta.json").is_file() else None
+    if not meta:
+        return {}
+    found = {"model": meta["model"]["spec"], "excludes": tuple(meta.get("excludes", ()))}
+    budget = (meta.get("chunking") or {}).get("max_tokens")
+    return {**found, "max_tokens": budget} if isinstance(budget, int) else found
 
 
 def _recorded_docs(index: Path) -> Path:

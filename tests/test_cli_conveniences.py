@@ -251,3 +251,22 @@ def test_verbose_says_a_refusal_once(sample_index):
     refused = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "-v")
     assert refused.exit_code == 1
     assert (refused.stdout + refused.stderr).count("no passage reaches") == 1
+
+
+def test_a_rebuild_keeps_how_the_index_was_built_unless_told_otherwise(tmp_path):
+    """An outside probe: `--exclude` was forgotten by the next plain build (and so would be the
+    model and the chunk budget, re-embedding everything with the default)."""
+    docs = tmp_path / "docs"
+    write(docs / "a.md", "# A\n\nZwrot pieniędzy w ciągu 14 dni.\n")
+    write(docs / "b.md", "# B\n\nDostawa kurierem kosztuje 15 zł.\n")
+    index = tmp_path / "index"
+    first = run("build", docs, "--index", index, "--exclude", "b.md", "--max-tokens", "64", "--json")
+    assert first.exit_code == 0, first.output
+    again = run("build", docs, "--index", index, "--json")
+    assert json.loads(again.stdout)["up_to_date"] is True
+    meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
+    assert meta["excludes"] == ["b.md"] and meta["chunking"]["max_tokens"] == 64
+    assert list(meta["files"]) == ["a.md"]
+    cleared = run("build", docs, "--index", index, "--exclude", "", "--json")
+    assert cleared.exit_code == 0, cleared.output
+    assert set(json.loads((index / "meta.json").read_text(encoding="utf-8"))["files"]) == {"a.md", "b.md"}

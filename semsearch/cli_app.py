@@ -1,0 +1,117 @@
+"""The command line's application object and the one place where errors become a one-line
+message and an exit code (1 is kept for "no answer"); the commands are in ``cli``."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from typing import Annotated
+
+import typer
+from typer.core import TyperGroup
+from typer.exceptions import TyperException
+
+from . import render
+from .errors import IndexChangedError, IndexCorruptError, IndexMissingError, SemsearchError
+
+EXIT_NO_ANSWER = 1
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+HINTS: dict[type[SemsearchError], str] = {
+    IndexMissingError: "build one with `semsearch build DOCS --index INDEX`",
+    IndexCorruptError: "rebuild it with `semsearch build DOCS --index INDEX`",
+    IndexChangedError: "run the command again",
+}
+
+
+def _message(exc: SemsearchError) -> str:
+    hint = next((text for kind, text in HINTS.items() if isinstance(exc, kind)), None)
+    return f"{exc}; {hint}" if hint else str(exc)
+
+
+class _Group(TyperGroup):
+    """The one place where errors become a one-line message and an exit code (1 is kept for
+    "no answer"); an unexpected exception is a bug, reported in one line too."""
+
+    def main(self, *args, **kwargs):
+        """Usage errors as one line with Click's own suggestion, not a boxed panel."""
+        kwargs.pop("standalone_mode", None)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except TyperException as exc:
+            where = exc.ctx.command_path if getattr(exc, "ctx", None) else "semsearch"
+            message = " ".join(exc.format_message().split())
+            if re.match(r"No such option: -\d", message):  # a question that starts like "-5 stopni"
+                message += f'; a question starting with "-" goes after `--`: {where} -- "-5 ..."'
+            render.error(f"{message} (see `{where} --help`)")
+            raise SystemExit(exc.exit_code) from None
+        except typer.Abort:
+            render.error("interrupted")
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        raise SystemExit(code if isinstance(code, int) else 0)
+
+    def invoke(self, ctx):
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                render.flush_stdout()
+        except (typer.Exit, typer.Abort, TyperException):  # usage errors: Typer's own message
+            raise
+        except BrokenPipeError:  # the reader stopped reading (`| head -1`): it had what it wanted
+            render.silence_stdout()
+            return None
+        except SemsearchError as exc:
+            render.error(_message(exc))
+        except OSError as exc:  # stdout on a full disk or a dead terminal: not a bug
+            if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+                _unexpected(exc)
+            render.silence_stdout()  # what stays buffered would fail again at exit
+            render.error(f"cannot write the output: {exc.strerror}")
+        except KeyboardInterrupt:
+            render.error("interrupted")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except Exception as exc:
+            _unexpected(exc)
+        finally:
+            render.set_quiet(False)  # --quiet lasts one command (tests run many in one process)
+        raise typer.Exit(EXIT_ERROR)
+
+
+_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EPIPE}
+
+
+def _unexpected(exc: Exception) -> None:
+    """An exception semsearch did not expect is a bug: one line (the traceback on request)."""
+    if os.environ.get("SEMSEARCH_DEBUG"):
+        raise exc
+    render.error(
+        f"unexpected {type(exc).__name__}: {exc} (a bug in semsearch; SEMSEARCH_DEBUG=1 shows the traceback)"
+    )
+
+
+app = typer.Typer(
+    cls=_Group,
+    help="Semantic search over a folder of Markdown files, offline.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        print(f"semsearch {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Semantic search over a folder of Markdown files, offline."""
