@@ -20,13 +20,14 @@ from .bank import bank_sha256, bank_vectors
 from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from .embedding import Progress, Step, embed_or_reuse, tokens_per_second
-from .errors import DocsError, SemsearchError, UsageError
+from .errors import DocsError, UsageError
 from .frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
-from .index import Index, load_index
+from .index import Index
 from .journal import Journal
 from .keywords import build_keyword_index, detect_language
 from .keywords import settings as keyword_settings
 from .records import FileOutcome, file_records, outcomes, refreshed_records, skipped_records
+from .reuse import gate_current, keywords_current, reusable_index
 from .schema import INDEX_FORMAT
 from .sources import Skipped, SourceFile, discover, read_source
 from .store import index_lock, peek_meta, replace_meta, writable_target, write_index
@@ -142,7 +143,7 @@ def build_index(
         plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)
         plan.report.index_dir = Path(index_dir)
         previous = plan.previous
-        current = previous and _keywords_current(previous) and _gate_current(previous)
+        current = previous and keywords_current(previous) and gate_current(previous)
         if current and not plan.report.changes.any:
             records = refreshed_records(previous.meta["files"], plan.sources, plan.front_matter)
             if not dry_run:
@@ -174,7 +175,7 @@ def _plan(
     full: bool,
     progress: Progress,
 ) -> _Plan:
-    previous, full_reason = _reusable_index(target, spec, settings, full)
+    previous, full_reason = reusable_index(target, spec, settings, full)
     old_files = previous.meta["files"] if previous else {}
     sources: list[SourceFile] = []
     warnings: list[str] = []
@@ -335,12 +336,6 @@ def _chunk(
     return chunks, rows
 
 
-def _gate_current(index: Index) -> bool:
-    """Whether the index's no-answer gate was derived by this version's rule from this bank (else
-    an unchanged folder is recalibrated: vectors are reused, nothing is re-embedded)."""
-    return index.offtopic_reusable and index.meta["min_score"].get("gate") == GATE
-
-
 def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | None:
     """The previous index's calibrated threshold, if this build leaves it valid: same model and
     chunking, and at most ``CALIBRATION_SURVIVES`` of the passages changed. Dropping it is
@@ -362,38 +357,6 @@ def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | Non
         "threshold applies until you calibrate again"
     )
     return None
-
-
-def _reusable_index(target: Path, spec: str, settings: dict, full: bool) -> tuple[Index | None, str | None]:
-    """The previous index when its vectors can be reused, else None and why not."""
-    if full:
-        return None, "--full"
-    if not (target / "meta.json").exists():
-        return None, None
-    try:
-        previous = load_index(target)
-    except SemsearchError as exc:
-        return None, f"the previous index is unreadable ({exc})"
-    if previous.model != spec:
-        return None, f"the model changed ({previous.model} → {spec})"
-    if previous.meta.get("chunking") != settings:
-        return (
-            None,
-            f"the chunking changed ({_settings_change(previous.meta.get('chunking') or {}, settings)})",
-        )
-    return previous, None
-
-
-def _settings_change(old: dict, new: dict) -> str:
-    """``max_tokens 300 → 200, version 2 → 3``: only what differs."""
-    keys = [key for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key)]
-    return ", ".join(f"{key} {old.get(key, '—')} → {new.get(key, '—')}" for key in keys)
-
-
-def _keywords_current(index: Index) -> bool:
-    """Whether the index's keyword index was made the way this version makes it (if not, a
-    build with no file changes still rebuilds it, reusing every chunk and vector)."""
-    return index.meta.get("keywords") == keyword_settings(index.corpus_language)
 
 
 def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
