@@ -54,9 +54,8 @@ Opłata za media rozliczana jest co kwartał.
 PLAIN = "# Bez metadanych\n\nCzynsz można zapłacić przelewem lub gotówką w biurze.\n"
 
 
-@pytest.fixture
-def docs(tmp_path):
-    folder = tmp_path / "docs"
+def write_sample(folder):
+    """Four files: two with front matter, one broken, one without."""
     for name, text in {
         "umowa.md": UMOWA,
         "regulamin.md": REGULAMIN,
@@ -65,6 +64,11 @@ def docs(tmp_path):
     }.items():
         write(folder / name, text)
     return folder
+
+
+@pytest.fixture
+def docs(tmp_path):
+    return write_sample(tmp_path / "docs")
 
 
 PIECES = [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import write
-from .test_front_matter import BROKEN, PLAIN, REGULAMIN, UMOWA
+from .test_front_matter import UMOWA, write_sample
 
 pytestmark = pytest.mark.slow
 SEMSEARCH = Path(sys.executable).parent / "semsearch"  # the console script pip installed
@@ -28,13 +28,7 @@ def sources(result: subprocess.CompletedProcess) -> list[str]:
 
 
 def test_where_filters_before_the_top_k_through_the_installed_command(tmp_path):
-    for name, text in {
-        "umowa.md": UMOWA,
-        "regulamin.md": REGULAMIN,
-        "broken.md": BROKEN,
-        "plain.md": PLAIN,
-    }.items():
-        write(tmp_path / "docs" / name, text)
+    write_sample(tmp_path / "docs")
     write(tmp_path / "docs" / "archiwum" / "stara-umowa.md", UMOWA.replace("2024", "2019"))
     built = run("build", "docs", cwd=tmp_path)
     assert built.returncode == 0, built.stderr
