@@ -287,7 +287,9 @@ def ask(
         render.question_cut(question, result.question, collection.embedder.max_input_tokens)
     question = result.question  # what both embeddings and keywords saw
     with render.results_output():
-        if context and result.hits:
+        if not result.answered and (context or as_jsonl):  # nothing for a model or a pipe to read
+            render.no_answer(result)
+        elif context and result.hits:
             if as_json:
                 render.print_json(render.prompt_json(question, prompt))
             else:

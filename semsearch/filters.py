@@ -123,10 +123,19 @@ def _sign(difference: float) -> int:
     return (difference > 0) - (difference < 0)
 
 
-def conditions(where: Iterable[str | Condition] | str | Condition) -> list[Condition]:
+def conditions(where: Iterable[str | Condition] | str | Condition | None) -> list[Condition]:
     """Conditions from their text (``type=umowa``) or as given, one or several; a bad one is a
     ``UsageError``."""
-    items = [where] if isinstance(where, str | Condition) else list(where)
+    if where is None:
+        return []
+    if isinstance(where, str | Condition):
+        items = [where]
+    elif isinstance(where, list | tuple):
+        items = list(where)
+    else:
+        raise UsageError(
+            f"conditions are text such as 'year>=2024', Conditions or a list, not {type(where).__name__}"
+        )
     wrong = [item for item in items if not isinstance(item, str | Condition)]
     if wrong:
         raise UsageError(f"a condition is text such as 'year>=2024' or a Condition, not {wrong[0]!r}")

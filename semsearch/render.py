@@ -227,6 +227,11 @@ def print_prompt(prompt: Prompt) -> None:
         )
 
 
+def no_answer(result: Answer) -> None:
+    """The refusal on stderr, where ``--context | llm`` and ``--jsonl | …`` do not read it."""
+    _say(f"No answer: {result.reason}.", stderr=True)
+
+
 def print_result(result: Answer, full: bool = False) -> None:
     """Each result's score, location and snippet (``full``: its whole passage)."""
     if not result.answered:

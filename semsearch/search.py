@@ -36,7 +36,11 @@ class Hit:
 
     def snippet(self, question: str, chars: int | None = None) -> Snippet:
         """The lines of the passage that show why it matched ``question`` (see ``snippets``)."""
+        from .errors import UsageError
         from .snippets import SNIPPET_CHARS, best_snippet, question_terms
+
+        if not isinstance(question, str):
+            raise UsageError(f"a question is text, not {type(question).__name__}")
 
         keywords = self.keywords
         terms = question_terms(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from typer.testing import CliRunner
 
 from semsearch.cli import app
@@ -136,3 +137,11 @@ def test_a_lower_cosine_listed_first_is_explained(sample_index):
     assert "Listed by passages holding what the question names verbatim first" in text
     plain = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "-k", "3").stdout
     assert "Listed by" not in plain  # cosine order needs no note
+
+
+@pytest.mark.parametrize("option", ["--context", "--jsonl"])
+def test_a_refusal_never_reaches_a_pipe(sample_index, option):
+    """`ask --context | llm` must not hand the model the "No answer" line (an outside probe)."""
+    result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, option)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith("No answer: no passage reaches")

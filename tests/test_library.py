@@ -140,8 +140,27 @@ def test_one_path_pattern_may_be_a_bare_string(sample_index):
         lambda docs: docs.search("zwrot", min_score=True),
         lambda docs: docs.search("zwrot", where=[3]),
         lambda docs: docs.search("zwrot", paths=[None]),
+        lambda docs: docs.search("zwrot", paths={"a.md": 1}),
+        lambda docs: docs.search("zwrot", where=5),
+        lambda docs: docs.search("zwrot", where={"tags": "faq"}),
+        lambda docs: docs.search("zwrot", k="3"),
+        lambda docs: docs.search("zwrot", k=2.5),
+        lambda docs: docs.search("zwrot", k=True),
+        lambda docs: docs.search_many(None),
+        lambda docs: docs.search("Jak złożyć reklamację?").hits[0].snippet(None),
+        lambda docs: Collection(None),
+        lambda docs: Collection(5),
+        lambda docs: Collection(docs.path, model=5),
     ],
 )
 def test_wrong_types_are_library_errors_not_python_ones(sample_index, call):
     with Collection(sample_index) as docs, pytest.raises(semsearch.UsageError):
         call(docs)
+
+
+def test_search_many_reads_a_generator_and_where_none_is_no_filter(sample_index):
+    questions = ["Ile kosztuje dostawa do paczkomatu?", "Jak złożyć reklamację?"]
+    with Collection(sample_index) as docs:
+        from_generator = docs.search_many(q for q in questions)
+        from_list = docs.search_many(questions, where=None, paths=None)
+    assert len(from_generator) == 2 and from_generator == from_list
