@@ -132,6 +132,7 @@ def build_index(
         raise DocsError(f"documents folder not found: {docs}")
     if max_tokens < MIN_MAX_TOKENS:
         raise UsageError(f"--max-tokens must be at least {MIN_MAX_TOKENS} (got {max_tokens})")
+    excludes = [pattern for pattern in excludes if pattern.strip()]  # '' clears, matches nothing
     target = writable_target(Path(index_dir), docs)
     report_step(Step("finding"))
     paths, skipped = discover(docs, excludes)

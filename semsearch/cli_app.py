@@ -49,6 +49,22 @@ class _Group(TyperGroup):
         except typer.Abort:
             render.error("interrupted")
             raise SystemExit(EXIT_INTERRUPTED) from None
+        except SystemExit as exc:
+            # Outside the commands (help, --version), a closed pipe ends in Click's or Rich's
+            # sys.exit(1), which means "no answer" here: the reader had what it wanted.
+            if exc.code == EXIT_NO_ANSWER:
+                render.silence_stdout()
+                raise SystemExit(0) from None
+            raise
+        except BrokenPipeError:
+            render.silence_stdout()
+            raise SystemExit(0) from None
+        except OSError as exc:
+            if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+                raise
+            render.silence_stdout()
+            render.error(f"cannot write the output: {exc.strerror}")
+            raise SystemExit(EXIT_ERROR) from None
         raise SystemExit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx):
@@ -105,6 +121,7 @@ def _version(value: bool) -> None:
         from . import __version__
 
         print(f"semsearch {__version__}")
+        render.flush_stdout()  # a closed pipe met now, not at interpreter exit
         raise typer.Exit()
 
 

@@ -371,7 +371,9 @@ def print_info(index: Index) -> None:
         _say(f"  no text    {path}")
     _say(f"  fields     {_fields_words(data['front_matter'])}")
     changed = data["changed_since_build"]
-    if changed:
+    if not os.path.isdir(data["docs_root"]):
+        _say("  ", ("the documents folder no longer exists", "yellow"), f": {data['docs_root']}/")
+    elif changed:
         _say("  ", ("changed since the build", "yellow"), f": {', '.join(changed)}")
     else:
         _say("  ", ("up to date", "green"), " with the docs folder")

@@ -211,6 +211,8 @@ def test_a_rebuild_whose_recorded_folder_is_gone_names_it_and_changes_nothing(
     assert (index / "meta.json").read_bytes() == before
     asked = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", index)
     assert f"{gone}/, no longer exists" in asked.stderr and "run `semsearch build" not in asked.stderr
+    info = run("info", "--index", index)
+    assert f"the documents folder no longer exists: {gone}/" in info.stdout
 
 
 @pytest.mark.parametrize(
@@ -269,4 +271,5 @@ def test_a_rebuild_keeps_how_the_index_was_built_unless_told_otherwise(tmp_path)
     assert list(meta["files"]) == ["a.md"]
     cleared = run("build", docs, "--index", index, "--exclude", "", "--json")
     assert cleared.exit_code == 0, cleared.output
-    assert set(json.loads((index / "meta.json").read_text(encoding="utf-8"))["files"]) == {"a.md", "b.md"}
+    cleared_meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
+    assert set(cleared_meta["files"]) == {"a.md", "b.md"} and cleared_meta["excludes"] == []

@@ -292,3 +292,21 @@ def test_the_snippet_does_not_depend_on_the_hash_seed(sample_index):
         for seed in ("1", "8", "12")
     }
     assert len(shown) == 1 and "zwrot" in shown.pop()
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["ask", "--help"], []])
+def test_help_and_version_into_a_closed_pipe_or_a_full_disk(args):
+    command = [str(Path(sys.executable).parent / "semsearch"), *args]
+    env = {"PATH": "/usr/bin:/bin", **OFFLINE}
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        closed = subprocess.run(command, stdout=write, stderr=subprocess.PIPE, text=True, env=env)
+    finally:
+        os.close(write)
+    assert (closed.returncode, closed.stderr) == (0, "")
+    if Path("/dev/full").exists():
+        with open("/dev/full", "w") as full:
+            failed = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, env=env)
+        assert failed.returncode == 2
+        assert failed.stderr == "error: cannot write the output: No space left on device\n"
