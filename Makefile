@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 ## Build the index of the sample docs/ and ask it two questions (one it cannot answer).
 demo: $(VENV)/.installed-base
 	$(BIN)/semsearch build docs --index index
-	$(BIN)/semsearch ask "Chcę odzyskać to, co zapłaciłem"
+	$(BIN)/semsearch ask "Przeprowadzam się, da się przekierować paczkę pod nowy adres?" -k 1
 	$(BIN)/semsearch ask "Jaka jest pogoda w Krakowie?" || echo "(exit code $$?: no answer in docs/, as expected)"
 
 ## Run the whole test suite (installs CPU torch and the sentence-transformers extra first).

@@ -2,8 +2,8 @@
 
 Each `$ semsearch ...` line runs through the CLI (ask, info and eval on the sample index built
 from docs/; build of a copy of docs/, in the slow lane). What the README shows after it must
-match the real output: result lines by location (score within SCORE_TOLERANCE), snippets by
-their text (a README snippet may elide with "…"), "No answer" lines word for word, build lines
+match the real output: result lines by location (score within SCORE_TOLERANCE), snippet lines
+exactly, "No answer" lines word for word, build lines
 except their decimals (time, min score), and the exit code that an `echo "exit $?"` line states
 (0 without one). A piped example (`| llm`) runs without the pipe: exit 0 and some output.
 """
@@ -131,15 +131,8 @@ def results(lines: list[str]) -> list[tuple[float, str, list[str]]]:
 
 
 def assert_snippet_shown(readme: list[str], real: list[str], where: str) -> None:
-    """The README's snippet, its "…" elisions aside, is the real snippet's text in order."""
-    text, position = " ".join(real), 0
-    for part in " ".join(readme).split("…"):
-        part = part.strip()
-        if not part:
-            continue
-        found = text.find(part, position)
-        assert found >= 0, f"{where}: the README shows {part!r}, the real snippet is {text!r}"
-        position = found + len(part)
+    """The README shows each result's lines exactly as printed (an outside reader compared them)."""
+    assert readme == real, f"{where}: the README shows {readme!r}, semsearch prints {real!r}"
 
 
 def assert_output_matches(example: Example, stdout: str) -> None:
