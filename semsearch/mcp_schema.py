@@ -93,14 +93,14 @@ Mode = Annotated[
     ),
 ]
 Paths = Annotated[
-    tuple[str, ...],
+    str | tuple[str, ...],
     Field(
         description="Search only files matching these .gitignore-style patterns, relative to the "
         "documents folder (e.g. ['faq/**', 'terms.md']); empty: all files."
     ),
 ]
 Where = Annotated[
-    tuple[str, ...],
+    str | tuple[str, ...],
     Field(
         description="Search only files whose front matter meets all these conditions, FIELD OP VALUE "
         "with OP one of = != < <= > >= (e.g. ['type=umowa', 'year>=2024', 'tags=faq']: a list field "

@@ -202,3 +202,17 @@ def test_search_filters_on_front_matter_and_index_info_lists_the_fields(sample_i
     with pytest.raises(ToolError, match=r"no indexed file matches the condition\(s\) updated<2000-01-01"):
         library.search("dane", where=("updated<2000-01-01",))
     library.close()
+
+
+def test_an_agent_may_send_one_path_or_condition_as_plain_text(sample_index):
+    """Agents often send "faq/**" where a list is expected: the schema takes both."""
+    from pydantic import TypeAdapter
+
+    from semsearch.mcp_schema import Paths, Where
+
+    assert TypeAdapter(Paths).validate_python("regulamin.md") == "regulamin.md"
+    assert TypeAdapter(Where).validate_python(["updated>=2026-01-01"]) == ("updated>=2026-01-01",)
+    library = Library(sample_index)
+    found = library.search("Jak złożyć reklamację?", k=3, paths="regulamin.md", where="updated>=2026-01-01")
+    assert found["hits"] and {hit["source"] for hit in found["hits"]} == {"regulamin.md"}
+    library.close()
