@@ -147,9 +147,9 @@ def build(
     _verbosity(quiet, verbose)
     if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
         index = _index(index, required=False)
-        docs = _recorded_docs(index)
     index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
     recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
+    docs = docs or _recorded_docs(index, recorded.get("docs"))
     budget = max_tokens if max_tokens is not None else recorded.get("max_tokens", DEFAULT_MAX_TOKENS)
     with render_build.build_progress(disable=as_json or quiet) as progress:
         report = build_index(
@@ -169,25 +169,27 @@ def build(
 
 
 def _recorded_settings(index: Path) -> dict:
-    """The model, chunk budget and exclusions the index at ``index`` was built with (none: a
-    new index, or one whose record cannot be read)."""
+    """The docs folder, model, chunk budget and exclusions the index at ``index`` was built with
+    (none: a new index, or one whose record cannot be read)."""
     from .store import peek_meta
 
     meta = peek_meta(index) if (index / "meta.json").is_file() else None
     if not meta:
         return {}
-    found = {"model": meta["model"]["spec"], "excludes": tuple(meta.get("excludes", ()))}
+    found = {
+        "docs": Path(meta["docs_root"]),
+        "model": meta["model"]["spec"],
+        "excludes": tuple(meta.get("excludes", ())),
+    }
     budget = (meta.get("chunking") or {}).get("max_tokens")
     return {**found, "max_tokens": budget} if isinstance(budget, int) else found
 
 
-def _recorded_docs(index: Path) -> Path:
+def _recorded_docs(index: Path, recorded: Path | None) -> Path:
     """The documents folder the index records (a rebuild), else ``docs``; a recorded folder that
     is gone is an error, never a silent switch to another folder."""
     from .errors import UsageError
-    from .store import recorded_docs
 
-    recorded = recorded_docs(index)
     if recorded is None:
         return Path("docs")
     if not recorded.is_dir():

@@ -262,7 +262,7 @@ class Index:
                 ranking = keyword
                 matched = keyword > 0
                 allowed = matched if allowed is None else allowed & matched
-            elif names_something_exact(question):
+            elif fuses(mode, question):
                 ranking = fuse(cosine, keyword)
         exact_rows = set(exact.tolist())
         rows = rank(ranking, k, first=exact, allowed=allowed)
@@ -321,8 +321,12 @@ class Index:
             if is_answer(r.score, r.exact, threshold)
         ]
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
-        fused = mode == "hybrid" and names_something_exact(question)
-        return Answer(question, hits, float(threshold), own_baseline, mode, fused=fused)
+        return Answer(question, hits, float(threshold), own_baseline, mode, fused=fuses(mode, question))
+
+
+def fuses(mode: str, question: str) -> bool:
+    """Whether ``mode`` ranks ``question`` by cosine fused with BM25 (see ``Index.ranked``)."""
+    return mode == "hybrid" and names_something_exact(question)
 
 
 def _absolute(docs_root: str, source: str) -> str:

@@ -329,9 +329,3 @@ def find_index(start: Path, name: str = "index") -> Path | None:
         if candidate.is_dir() and is_semsearch_index(candidate):
             return candidate
     return None
-
-
-def recorded_docs(index_dir: Path) -> Path | None:
-    """The documents folder the index at ``index_dir`` was built from (None: no index there)."""
-    meta = peek_meta(Path(index_dir))
-    return Path(meta["docs_root"]) if meta else None
