@@ -24,7 +24,7 @@ from .errors import DocsError, UsageError
 from .frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from .index import Index
 from .journal import Journal
-from .keywords import build_keyword_index, detect_language
+from .keywords import KeywordIndex, build_keyword_index, detect_language
 from .keywords import settings as keyword_settings
 from .records import FileOutcome, file_records, outcomes, refreshed_records, skipped_records
 from .reuse import gate_current, keywords_current, reusable_index
@@ -259,13 +259,9 @@ def _build(
     reusable = previous is not None and previous.offtopic_reusable
     bank = np.asarray(previous.offtopic) if reusable else bank_vectors(embedder)
     references = measure_references(embedder, vectors, chunks, bank_vectors=bank)
-    language = detect_language([chunk.text for chunk in chunks])
     progress(Step("keywords"))
-    keywords = build_keyword_index(
-        [embedding_text(chunk) for chunk in chunks],
-        language,
-        [chunk.headings for chunk in chunks],
-    )
+    keywords = keyword_index_of(chunks)
+    language = keywords.language
     calibration = calibrate_with(references, keywords, chunks)
     calibrated = _surviving_calibration(plan, plan.report.embedded + plan.report.resumed, len(chunks))
     meta = {
@@ -295,6 +291,14 @@ def _build(
     journal.discard()
     plan.report.chunks = len(chunks)
     plan.report.min_score = calibrated["value"] if calibrated else calibration.min_score
+
+
+def keyword_index_of(chunks: Sequence[Chunk]) -> KeywordIndex:
+    """The BM25 side of an index over ``chunks``: their embedded texts, stemmed in the corpus's
+    language (read from the chunk texts), with their heading names."""
+    language = detect_language([chunk.text for chunk in chunks])
+    texts = [embedding_text(chunk) for chunk in chunks]
+    return build_keyword_index(texts, language, [chunk.headings for chunk in chunks])
 
 
 def _chunk(

@@ -60,10 +60,8 @@ class _Group(TyperGroup):
             render.silence_stdout()
             raise SystemExit(0) from None
         except OSError as exc:
-            if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+            if not _output_failed(exc):
                 raise
-            render.silence_stdout()
-            render.error(f"cannot write the output: {exc.strerror}")
             raise SystemExit(EXIT_ERROR) from None
         raise SystemExit(code if isinstance(code, int) else 0)
 
@@ -80,11 +78,9 @@ class _Group(TyperGroup):
             return None
         except SemsearchError as exc:
             render.error(_message(exc))
-        except OSError as exc:  # stdout on a full disk or a dead terminal: not a bug
-            if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+        except OSError as exc:
+            if not _output_failed(exc):
                 _unexpected(exc)
-            render.silence_stdout()  # what stays buffered would fail again at exit
-            render.error(f"cannot write the output: {exc.strerror}")
         except KeyboardInterrupt:
             render.error("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -96,6 +92,16 @@ class _Group(TyperGroup):
 
 
 _OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EPIPE}
+
+
+def _output_failed(exc: OSError) -> bool:
+    """stdout on a full disk or a dead terminal is not a bug: said in one line (True); any other
+    OSError is left to the caller (False)."""
+    if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+        return False
+    render.silence_stdout()  # what stays buffered would fail again at exit
+    render.error(f"cannot write the output: {exc.strerror}")
+    return True
 
 
 def _unexpected(exc: Exception) -> None:

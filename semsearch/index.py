@@ -34,6 +34,7 @@ from .threshold import (
     answer_threshold,
     background_similarity,
     baseline,
+    coverages,
     is_answer,
 )
 
@@ -163,10 +164,10 @@ class Index:
         if rule is None:
             return similarity
         coverage = 0.0
-        if rule.evidence_weight and self.keywords is not None and len(self.chunks):
+        if rule.evidence_weight and len(self.chunks):
             cosine = self.cosines(query_vector) if cosine is None else cosine
             best = np.argpartition(-cosine, min(EVIDENCE_PASSAGES, len(cosine)) - 1)[:EVIDENCE_PASSAGES]
-            coverage = self.keywords.coverage(question, [self.chunks[int(r)].text for r in best])
+            coverage = coverages(self.keywords, [question], best[None, :], self.chunks)[0]
         return float(baseline(rule, similarity, coverage))
 
     def answer_threshold(self, baseline: float, cut: float | None = None) -> float:

@@ -107,9 +107,10 @@ def results_output() -> Iterator[None]:
     command, whose exit code still says whether there was an answer."""
     try:
         yield
-        sys.stdout.flush()
     except BrokenPipeError:
         silence_stdout()
+    else:
+        flush_stdout()
 
 
 def print_json(data: Any) -> None:

@@ -27,6 +27,7 @@ and the nearest bank question's similarity.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,13 +189,13 @@ def measure_references(
 
 
 def coverages(
-    keywords: KeywordIndex | None, texts: list[str], rows: np.ndarray, chunks: list[Chunk]
+    keywords: KeywordIndex | None, texts: Sequence[str], rows: np.ndarray, chunks: Sequence[Chunk]
 ) -> np.ndarray:
     """Word coverage of each text in its own best passages (0 without a keyword index)."""
     if keywords is None:
         return np.zeros(len(texts), dtype=np.float32)
     pairs = zip(texts, rows, strict=True)
-    return np.array([keywords.coverage(text, [chunks[r].text for r in row]) for text, row in pairs])
+    return np.array([keywords.coverage(text, [chunks[int(r)].text for r in row]) for text, row in pairs])
 
 
 def calibrate_with(references: References, keywords: KeywordIndex | None, chunks: list[Chunk]) -> Calibration:
@@ -221,7 +222,7 @@ def calibrate_with(references: References, keywords: KeywordIndex | None, chunks
     return Calibration(
         min_score=cut,
         offtopic=refs.bank_vectors,
-        background_rows=[int(i) for i in np.flatnonzero(refs.keep)],
+        background_rows=[int(i) for i in kept],
         record={
             "value": round(cut, 6),
             "gate": GATE,
@@ -242,13 +243,10 @@ def calibrate(
 ) -> Calibration:
     """``measure_references`` and ``calibrate_with`` in one step, with a keyword index made here
     (a build makes its own between the two: see ``build``)."""
-    from .chunking import embedding_text
-    from .keywords import build_keyword_index, detect_language
+    from .build import keyword_index_of
 
     references = measure_references(embedder, vectors, chunks, bank_vectors)
-    texts, headings = [embedding_text(c) for c in chunks], [c.headings for c in chunks]
-    keywords = build_keyword_index(texts, detect_language([c.text for c in chunks]), headings)
-    return calibrate_with(references, keywords, chunks)
+    return calibrate_with(references, keyword_index_of(chunks), chunks)
 
 
 def baseline(rule: Rule, background: np.ndarray | float, coverage: np.ndarray | float) -> np.ndarray | float:
