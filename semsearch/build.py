@@ -284,6 +284,7 @@ def _build(
             "bank_sha256": bank_sha256(),
             "questions": len(calibration.offtopic),
             "background_rows": calibration.background_rows,
+            "languages": calibration.languages,
         },
     }
     progress(Step("writing"))

@@ -36,6 +36,8 @@ from .threshold import (
     baseline,
     coverages,
     is_answer,
+    language_centroids,
+    nearest_languages,
 )
 
 MASKS_KEPT = 8
@@ -116,6 +118,8 @@ class Index:
     """What the index was when read from disk (see ``store.update_meta``); None when made in memory."""
     _masks: dict = field(default_factory=dict, repr=False, compare=False)
     """The last few filters' row masks (``allowed_rows``): computed once for many questions."""
+    _languages: tuple[list[str], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    """The bank languages' centroids (``language_offset``), computed on first use."""
 
     def changed_files(self) -> list[str]:
         """Files under the docs root added, removed or modified since the build (sizes, mtimes)."""
@@ -168,7 +172,21 @@ class Index:
             cosine = self.cosines(query_vector) if cosine is None else cosine
             best = np.argpartition(-cosine, min(EVIDENCE_PASSAGES, len(cosine)) - 1)[:EVIDENCE_PASSAGES]
             coverage = coverages(self.keywords, [question], best[None, :], self.chunks)[0]
-        return float(baseline(rule, similarity, coverage))
+        offset = self.language_offset(query_vector) if rule.language_weight else 0.0
+        return float(baseline(rule, similarity, coverage, offset))
+
+    def language_offset(self, query_vector: np.ndarray) -> float:
+        """The offset of the question's language on this corpus (0 when its build measured none;
+        see ``threshold.language_offsets``)."""
+        offsets = self.meta["min_score"].get("language_offsets")
+        languages = self.meta["offtopic"].get("languages")
+        if not offsets or not isinstance(languages, list) or len(languages) != len(self.offtopic):
+            return 0.0
+        if self._languages is None:
+            self._languages = language_centroids(self.offtopic, languages)
+        names, centroids = self._languages
+        language = nearest_languages(np.reshape(query_vector, (1, -1)), names, centroids)[0]
+        return float(offsets.get(language, 0.0))
 
     def answer_threshold(self, baseline: float, cut: float | None = None) -> float:
         """The cosine a passage must reach for a question with this baseline."""

@@ -68,6 +68,10 @@ def _file_record(value: Any) -> bool:
     )
 
 
+def _language_offsets(value: Any) -> bool:
+    return isinstance(value, dict) and all(_number(offset) for offset in value.values())
+
+
 def _skipped_record(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("reason"), str)
 
@@ -80,11 +84,15 @@ FIELDS: dict[str, Callable[[Any], bool]] = {
     "docs_root": lambda v: isinstance(v, str) and bool(v),
     "chunking": lambda v: isinstance(v, dict) and _integer(v.get("max_tokens")),
     "files": lambda v: isinstance(v, dict) and all(_file_record(r) for r in v.values()),
-    "min_score": lambda v: isinstance(v, dict) and _cosine(v.get("value")),
+    "min_score": lambda v: (
+        isinstance(v, dict) and _cosine(v.get("value")) and _language_offsets(v.get("language_offsets", {}))
+    ),
     "offtopic": lambda v: (
         isinstance(v, dict)
         and isinstance(v.get("background_rows"), list)
         and all(map(_integer, v["background_rows"]))
+        and isinstance(v.get("languages", []), list)
+        and all(isinstance(language, str) for language in v.get("languages", []))
     ),
 }
 OPTIONAL_FIELDS: dict[str, Callable[[Any], bool]] = {

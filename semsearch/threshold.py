@@ -11,12 +11,19 @@ of two pieces of evidence (weights per gate version: ``RULES``):
   close to its bank neighbours as to the best passage, an answerable one closer to its passage;
 - its *word coverage*: the share of its words, weighted by rarity in the corpus, that its best
   passages contain (``KeywordIndex.coverage``): off-topic questions name things the folder never
-  mentions. It lowers the baseline, so shared words help a question in and never keep it out.
+  mentions. It lowers the baseline, so shared words help a question in and never keep it out;
+- its *language*: a question in another language than the documents scores lower against
+  every passage (German questions on Polish documents, answerable or not, lose ~0.05). The bank
+  measures that loss per language on the corpus itself (its questions' median relevance per
+  language against all of them), and half of it is taken off the question's baseline. The
+  language is the bank language whose questions' mean direction lies nearest the question's
+  vector (``language_centroids``): no text classifier, nothing to load at query time.
 
 The cut on that relevance is chosen per corpus at build time, without labels, midway between
-two reference distributions measured on the corpus itself: the 95th percentile of the bank
+two reference distributions measured on the corpus itself: the 85th percentile of the bank
 questions' relevance (every language, each leave-one-out: its own row is not its neighbour) and
-the 10th percentile of the corpus's section titles asked as questions. Bank questions that the
+the 10th percentile of the corpus's section titles asked as questions (both with their
+language's share taken off: the titles are in the documents' language). Bank questions that the
 corpus itself seems to answer (scoring at or above the titles' 10th percentile of best scores:
 say, the cooking questions over a cookbook) are dropped first, from both the reference and the
 background. A passage then answers a question when its cosine reaches ``cut + baseline``
@@ -27,6 +34,7 @@ and the nearest bank question's similarity.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,7 +45,7 @@ from .chunking import Chunk
 from .embedders import Embedder
 from .keywords import KeywordIndex
 
-GATE = 3
+GATE = 4
 """Version of the rule; recorded with the cut (a record without it holds a legacy cosine floor)."""
 
 
@@ -49,22 +57,27 @@ class Rule:
 
     background_weight: float
     evidence_weight: float
+    language_weight: float = 0.0
+    """Share of the bank's per-language loss on this corpus taken off the baseline."""
 
 
-RULES = {2: Rule(1.0, 0.0), 3: Rule(0.75, 0.03)}
-"""Gate 3's weights were chosen on the tuned-on sets and held on the reported-on ones
-(bench/gate/RESULTS.md); gate 2 stays readable for indexes built with it."""
+RULES = {2: Rule(1.0, 0.0), 3: Rule(0.75, 0.03), 4: Rule(0.75, 0.03, 0.5)}
+"""Gate 4's weights and quantiles were chosen on the tuned-on sets and held on the reported-on
+ones (bench/gate/RESULTS.md); gates 2 and 3 stay readable for indexes built with them."""
 ONTOPIC_QUANTILE = 10
-OFFTOPIC_QUANTILE = 95
+OFFTOPIC_QUANTILE = 85
+MIN_LANGUAGE_QUESTIONS = 5
+"""A bank language with fewer kept questions on this corpus gets no offset (too few to measure)."""
 NEIGHBOURS = 3
 EVIDENCE_PASSAGES = 3
 """Word coverage is read in the question's best passages by cosine."""
 MAX_TITLES = 1000  # enough for a 10th percentile; keeps calibration fast on huge corpora
 METHOD = (
     "relevance = best cosine - (0.75 x mean of the question's 3 highest cosines to the bank "
-    "- 0.03 x the share of its words, weighted by rarity, found in its best of 3 passages); cut "
-    "midway between the 95th percentile of the bank questions' relevance (leave-one-out, every "
-    "language) and the 10th percentile of the section titles' relevance"
+    "- 0.03 x the share of its words, weighted by rarity, found in its best of 3 passages "
+    "+ half its language's offset: the bank's median relevance in that language minus its "
+    "overall median); cut midway between the 85th percentile of the bank questions' relevance "
+    "(leave-one-out, every language) and the 10th percentile of the section titles' relevance"
 )
 
 
@@ -91,6 +104,8 @@ class Calibration:
     """Query vectors of every bank question (k x dim), in bank order."""
     background_rows: list[int]
     """The bank questions kept as the background of the no-answer rule."""
+    languages: list[str]
+    """The language of each bank question, in bank order (``language_offsets`` are keyed by it)."""
     record: dict
     """What meta.json records about how ``min_score`` was obtained."""
 
@@ -198,37 +213,85 @@ def coverages(
     return np.array([keywords.coverage(text, [chunks[int(r)].text for r in row]) for text, row in pairs])
 
 
+def language_centroids(vectors: np.ndarray, languages: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Each language's direction in the model's space: the normalized mean of its questions'
+    vectors (a question's vector carries its language: the nearest centroid names it)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    names = sorted(set(languages))
+    if not names:
+        return [], np.empty((0, vectors.shape[-1]), dtype=np.float32)
+    tags = np.asarray(languages)
+    centroids = np.stack([vectors[tags == name].mean(axis=0) for name in names])
+    return names, centroids / np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+
+
+def nearest_languages(vectors: np.ndarray, names: list[str], centroids: np.ndarray) -> list[str]:
+    """The language of each row of ``vectors`` (see ``language_centroids``)."""
+    if not names or len(vectors) == 0:
+        return [""] * len(vectors)
+    return [names[i] for i in np.argmax(np.asarray(vectors, dtype=np.float32) @ centroids.T, axis=1)]
+
+
+def language_offsets(relevance: np.ndarray, languages: Sequence[str], weight: float) -> dict[str, float]:
+    """``weight`` x (median relevance of the bank questions in each language - their overall
+    median): how much a language's questions lose against this corpus (see the docstring)."""
+    if not weight or len(relevance) == 0:
+        return {}
+    tags = np.asarray(languages)
+    overall = float(np.median(relevance))
+    return {
+        str(name): round(weight * (float(np.median(relevance[tags == name])) - overall), 6)
+        for name in sorted(set(languages))
+        if (tags == name).sum() >= MIN_LANGUAGE_QUESTIONS
+    }
+
+
+def _titles_language(title_vectors: np.ndarray, names: list[str], centroids: np.ndarray) -> str | None:
+    """The documents' language among the bank's: the one most section titles lie nearest."""
+    found = Counter(nearest_languages(title_vectors, names, centroids))
+    return found.most_common(1)[0][0] if found else None
+
+
 def calibrate_with(references: References, keywords: KeywordIndex | None, chunks: list[Chunk]) -> Calibration:
-    """Derive the cut and the background (see the module's docstring)."""
+    """Derive the cut, the background and the language offsets (see the module's docstring)."""
     rule = RULES[GATE]
     refs = references
-    bank_texts = [question for _, question in offtopic_bank()]
+    bank = offtopic_bank()
     background = refs.bank_vectors[refs.keep]
     within = background @ background.T
     np.fill_diagonal(within, -np.inf)  # leave one out: a bank question is not its own neighbour
     kept = np.flatnonzero(refs.keep)
-    bank_coverage = coverages(keywords, [bank_texts[i] for i in kept], refs.bank_rows[kept], chunks)
+    bank_coverage = coverages(keywords, [bank[i][1] for i in kept], refs.bank_rows[kept], chunks)
     bank_relevance = (
         refs.bank_best[refs.keep] - baseline(rule, top_mean(within), bank_coverage)
         if len(background) > 1
         else np.empty(0)
     )
+    kept_languages = [bank[i][0] for i in kept][: len(bank_relevance)]
+    offsets = language_offsets(bank_relevance, kept_languages, rule.language_weight)
+    names, centroids = language_centroids(refs.bank_vectors, [language for language, _ in bank])
+    titles_language = _titles_language(refs.title_vectors, names, centroids)
     title_relevance = refs.title_best
     if len(refs.title_best):
         title_background = top_mean(refs.title_vectors @ background.T)
         title_coverage = coverages(keywords, refs.title_texts, refs.title_rows, chunks)
-        title_relevance = refs.title_best - baseline(rule, title_background, title_coverage)
-    cut = choose_cut(bank_relevance, title_relevance)
+        title_offset = offsets.get(titles_language or "", 0.0)
+        title_relevance = refs.title_best - baseline(rule, title_background, title_coverage, title_offset)
+    bank_shift = np.array([offsets.get(language, 0.0) for language in kept_languages])
+    cut = choose_cut(bank_relevance - bank_shift, title_relevance)
     return Calibration(
         min_score=cut,
         offtopic=refs.bank_vectors,
         background_rows=[int(i) for i in kept],
+        languages=[language for language, _ in bank],
         record={
             "value": round(cut, 6),
             "gate": GATE,
             "source": "build",
             "method": METHOD,
-            "offtopic_relevance": _summary(bank_relevance),
+            "language_offsets": offsets,
+            "titles_language": titles_language,
+            "offtopic_relevance": _summary(bank_relevance - bank_shift),
             "ontopic_relevance": _summary(title_relevance),
             "offtopic": _summary(refs.bank_best),
             "ontopic": _summary(refs.title_best),
@@ -249,9 +312,12 @@ def calibrate(
     return calibrate_with(references, keyword_index_of(chunks), chunks)
 
 
-def baseline(rule: Rule, background: np.ndarray | float, coverage: np.ndarray | float) -> np.ndarray | float:
-    """What a question's best cosine must exceed beyond the cut, under ``rule`` (see ``Rule``)."""
-    return rule.background_weight * background - rule.evidence_weight * coverage
+def baseline(
+    rule: Rule, background: np.ndarray | float, coverage: np.ndarray | float, language_offset: float = 0.0
+) -> np.ndarray | float:
+    """What a question's best cosine must exceed beyond the cut, under ``rule`` (see ``Rule``);
+    ``language_offset`` is its language's entry of ``language_offsets`` (weight included)."""
+    return rule.background_weight * background - rule.evidence_weight * coverage + language_offset
 
 
 def is_answer(score: float, exact: bool, threshold: float) -> bool:

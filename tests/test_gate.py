@@ -23,6 +23,9 @@ from semsearch.threshold import (
     best_rows,
     calibrate,
     choose_cut,
+    language_centroids,
+    language_offsets,
+    nearest_languages,
     top_mean,
 )
 
@@ -58,7 +61,7 @@ def test_the_cut_lies_between_the_two_references():
     off = np.linspace(-0.08, 0.0, 51)
     on = np.linspace(0.02, 0.10, 51)
     high_off, low_on = np.percentile(off, OFFTOPIC_QUANTILE), np.percentile(on, ONTOPIC_QUANTILE)
-    assert (high_off, low_on) == pytest.approx((-0.004, 0.028))
+    assert (high_off, low_on) == pytest.approx((-0.012, 0.028))  # p85 of off, p10 of on
     assert choose_cut(off, on) == pytest.approx((high_off + low_on) / 2)
     assert choose_cut(off, np.empty(0)) == pytest.approx(high_off)
     assert choose_cut(np.empty(0), on) == pytest.approx(low_on)
@@ -121,7 +124,35 @@ def test_calibration_records_the_cut_and_keeps_every_language_as_background(fake
     assert calibration.record["gate"] == GATE
     assert calibration.record["value"] == pytest.approx(calibration.min_score, abs=1e-6)
     assert {bank[i][0] for i in calibration.background_rows} == {"pl", "en"}
+    assert calibration.languages == [language for language, _ in bank]
+    assert set(calibration.record["language_offsets"]) <= {"pl", "en"}
     assert json.dumps(calibration.record)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_language_centroids_and_nearest_languages_against_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(40, 8)).astype(np.float32)
+    languages = [["pl", "en", "de"][i % 3] for i in range(40)]
+    names, centroids = language_centroids(vectors, languages)
+    assert names == ["de", "en", "pl"]
+    for name, centroid in zip(names, centroids, strict=True):
+        mean = vectors[[i for i, language in enumerate(languages) if language == name]].mean(axis=0)
+        assert centroid == pytest.approx(mean / np.linalg.norm(mean), abs=1e-5)
+    queries = rng.normal(size=(25, 8)).astype(np.float32)
+    expected = [names[int(np.argmax([q @ c for c in centroids]))] for q in queries]
+    assert nearest_languages(queries, names, centroids) == expected
+    assert nearest_languages(queries, [], np.empty((0, 8))) == [""] * 25
+
+
+def test_language_offsets_are_a_share_of_each_languages_median_gap():
+    relevance = np.array([0.30, 0.32, 0.34, 0.36, 0.38, 0.10, 0.12, 0.14, 0.16, 0.18, 0.9, 0.9])
+    languages = ["pl"] * 5 + ["de"] * 5 + ["cs"] * 2  # two Czech questions: too few to measure
+    overall = float(np.median(relevance))
+    offsets = language_offsets(relevance, languages, 0.5)
+    assert offsets == pytest.approx({"pl": 0.5 * (0.34 - overall), "de": 0.5 * (0.14 - overall)})
+    assert language_offsets(relevance, languages, 0.0) == {}
+    assert language_offsets(np.empty(0), [], 0.5) == {}
 
 
 @pytest.mark.parametrize(
@@ -143,9 +174,27 @@ def test_the_gate_on_the_sample_docs(sample_index, question, answered):
     assert bool(result.hits) == answered, (result.threshold, [h.score for h in result.hits])
 
 
+def test_a_question_in_another_language_than_the_docs_gets_its_loss_back(sample_index):
+    """Gate 4: the bank measures each language's loss on the corpus; a German question on the
+    Polish sample docs has a lower baseline than a Polish one (by half the languages' gap)."""
+    from semsearch.index import embedder_for
+
+    index = load_index(sample_index)
+    assert len(index.meta["offtopic"]["languages"]) == len(index.offtopic)
+    assert index.meta["min_score"]["titles_language"] == "pl"
+    german, polish = embedder_for(index).embed_queries(
+        ["Wie viele Tage habe ich, um eine Bestellung zurückzugeben?", "Ile mam dni na zwrot towaru?"]
+    )
+    offsets = index.meta["min_score"]["language_offsets"]
+    assert index.language_offset(german) == pytest.approx(offsets["de"])
+    assert index.language_offset(polish) == pytest.approx(offsets["pl"])
+    assert offsets["pl"] - offsets["de"] > 0.01
+
+
 def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_path):
     """Gate 2's cut was derived for background similarity alone: reading it with gate 3's
-    weights would move every question's threshold. Its next build recalibrates it."""
+    weights (or gate 4's language offsets) would move every question's threshold. Its next
+    build recalibrates it."""
     import shutil
 
     from semsearch.index import embedder_for
@@ -160,5 +209,6 @@ def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_
     vector = embedder_for(new).embed_queries([question])[0]
     similarity = background_similarity(vector, new.background)
     assert old.baseline(question, vector) == pytest.approx(similarity)
-    assert new.baseline(question, vector) < 0.75 * similarity  # its words are in the docs
+    offset = new.language_offset(vector)
+    assert new.baseline(question, vector) < 0.75 * similarity + offset  # its words are in the docs
     assert old.search(question, vector, 3).threshold == pytest.approx(old.min_score + similarity)
