@@ -291,6 +291,7 @@ def ask(
     with render.results_output():
         if not result.answered and (context or as_jsonl):  # nothing for a model or a pipe to read
             render.no_answer(result)
+            render.missing_names(result, stderr=True)
         elif context and result.hits:
             if as_json:
                 render.print_json(render.prompt_json(question, prompt))
@@ -300,6 +301,7 @@ def ask(
             render.print_json(render.ask_json(question, result))
         elif as_jsonl:
             render.print_json_lines(render.hit_dict(hit, question) for hit in result.hits)
+            render.missing_names(result, stderr=True)
         else:
             render.print_result(result, full=full)
     if not result.answered:

@@ -60,6 +60,9 @@ class Answer:
     question_cut: bool = False
     fused: bool = False
     """Hybrid mode ranked by cosine fused with BM25 (the question names something exact)."""
+    missing: tuple[str, ...] = ()
+    """Codes and references the question names verbatim that no searched passage holds
+    (``PAY-999``, ``§ 99``): whatever passed the gate does not speak of them."""
 
     @property
     def answered(self) -> bool:
@@ -84,7 +87,8 @@ class Answer:
         else:
             rule = (
                 f"this question's threshold {self.threshold:.3f} "
-                "(set by its nearest off-topic bank questions and the words it shares with the passages)"
+                "(set by its nearest off-topic bank questions, its language and the words it shares with the "
+                "passages)"
             )
         if self.answered:
             return f"{len(self.hits)} passage(s) reach {rule}"
@@ -340,7 +344,23 @@ class Index:
             if is_answer(r.score, r.exact, threshold)
         ]
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
-        return Answer(question, hits, float(threshold), own_baseline, mode, fused=fuses(mode, question))
+        missing = self.missing_names(question, self.allowed_rows(paths, where))
+        return Answer(
+            question, hits, float(threshold), own_baseline, mode, fused=fuses(mode, question), missing=missing
+        )
+
+    def missing_names(self, question: str, allowed: np.ndarray | None = None) -> tuple[str, ...]:
+        """The codes and references ``question`` names verbatim (see ``identifier_rows``) that no
+        row holds (only rows where ``allowed``); none without a keyword index."""
+        if self.keywords is None:
+            return ()
+        named = [(code, self.keywords.rows_with(code)) for code in identifiers(question)]
+        named += [(" ".join(parts), self.keywords.rows_with_all(parts)) for parts in references(question)]
+        return tuple(
+            dict.fromkeys(
+                name for name, rows in named if not (len(rows) if allowed is None else allowed[rows].any())
+            )
+        )
 
 
 def fuses(mode: str, question: str) -> bool:

@@ -37,6 +37,9 @@ class SearchResult(TypedDict):
     answered: Annotated[bool, Field(description="Whether any passage passed the relevance gate.")]
     reason: str
     ranked_by: Annotated[str, Field(description="What decided the order (scores are always cosines).")]
+    missing: Annotated[
+        list[str], Field(description="Codes or references the question names that no searched passage holds.")
+    ]
     hits: list[SearchHit]
     question: Annotated[str, Field(description="The question as searched.")]
     question_cut: Annotated[bool, Field(description="Whether it was cut to the model's input limit.")]

@@ -123,6 +123,7 @@ class Library:
             answered=answer.answered,
             reason=answer.reason,
             ranked_by=answer.ranked_by,
+            missing=list(answer.missing),
             hits=[
                 SearchHit(
                     rank=hit.rank,

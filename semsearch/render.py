@@ -184,6 +184,7 @@ def ask_json(question: str, result: Answer) -> dict:
         "answered": result.answered,
         "reason": result.reason,
         "ranked_by": result.ranked_by,
+        "missing": list(result.missing),
         "min_score": round(result.threshold, 6),
         "results": [hit_dict(hit, result.question) for hit in result.hits],
     }
@@ -233,10 +234,19 @@ def no_answer(result: Answer) -> None:
     _say(f"No answer: {result.reason}.", stderr=True)
 
 
+def missing_names(result: Answer, stderr: bool = False) -> None:
+    """Say which codes or references the question names appear in no searched passage."""
+    if result.missing:
+        them = "them" if len(result.missing) > 1 else "it"
+        about = f" (the passages above do not mention {them})" if result.answered and not stderr else ""
+        _say(f"Not found in the searched documents: {', '.join(result.missing)}{about}.", stderr=stderr)
+
+
 def print_result(result: Answer, full: bool = False) -> None:
     """Each result's score, location and snippet (``full``: its whole passage)."""
     if not result.answered:
         _say(f"No answer: {result.reason}.")
+        missing_names(result)
         return
     for hit in result.hits:
         lines = (
@@ -261,6 +271,7 @@ def print_result(result: Answer, full: bool = False) -> None:
             f"the no-answer gate reads (this question's threshold {result.threshold:.3f}).",
             style="dim",
         )
+    missing_names(result)
 
 
 def question_cut(asked: str, searched: str, limit: int) -> None:

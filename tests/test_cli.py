@@ -29,7 +29,9 @@ def test_ask_json_shape(sample_index):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "-k", "2")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {"question", "mode", "answered", "reason", "ranked_by", "min_score", "results"}
+    assert set(data) == {
+        *("question", "mode", "answered", "reason", "ranked_by", "missing", "min_score", "results")
+    }
     assert data["ranked_by"] == "cosine similarity"  # names nothing exact: no keyword fusion
     assert data["question"] == "Ile kosztuje dostawa do paczkomatu?" and data["mode"] == "hybrid"
     assert data["answered"] is True and data["reason"].startswith(f"{len(data['results'])} passage(s) reach")

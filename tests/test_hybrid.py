@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -163,3 +164,31 @@ def test_a_code_name_puts_its_own_section_first(events_index, question, section,
     assert result.exit_code == 0, result.output
     sections = [r["section"] for r in json.loads(result.stdout)["results"]]
     assert all(s.startswith(section) for s in sections[:top]), sections
+
+
+def test_a_code_no_document_holds_is_named_as_missing(sample_index):
+    """Asked about PAY-999, the nearest passage lists other PAY codes: the reader is told that
+    none of them is the one asked about (and § 99 likewise); a code present is not listed."""
+    unknown = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "-k", "1")
+    assert "Not found in the searched documents: PAY-999 (the passages above do not mention it)." in (
+        unknown.stdout
+    )
+    as_json = json.loads(run("ask", "Co mówi § 99 albo PAY-517?", "--index", sample_index, "--json").stdout)
+    assert as_json["missing"] == ["§ 99"]
+    known = json.loads(run("ask", "Co oznacza błąd PAY-517?", "--index", sample_index, "--json").stdout)
+    assert known["missing"] == [] and known["answered"]
+    filtered = run("ask", "Co oznacza błąd PAY-517?", "--index", sample_index, "--path", "regulamin.md")
+    assert "Not found in the searched documents: PAY-517." in filtered.stdout  # not in the file searched
+
+
+def test_missing_names_against_masks(sample_index):
+    index = load_index(sample_index)
+    holding = index.keyword_index().rows_with("PAY-517")
+    assert len(holding) > 0
+    everywhere = np.ones(len(index.chunks), dtype=bool)
+    elsewhere = everywhere.copy()
+    elsewhere[holding] = False
+    question = "PAY-517 czy PAY-999?"
+    assert index.missing_names(question) == ("PAY-999",)
+    assert index.missing_names(question, everywhere) == ("PAY-999",)
+    assert index.missing_names(question, elsewhere) == ("PAY-517", "PAY-999")

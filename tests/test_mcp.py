@@ -80,6 +80,7 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
     assert not found.is_error and found.structured_content["answered"] is True
     assert first["source"] == "dostawa.md" and first["start_line"] <= first["end_line"]
     assert found.structured_content["ranked_by"] == "cosine similarity" and first["exact"] is False
+    assert found.structured_content["missing"] == []  # it names no code
     assert first["location"].startswith("dostawa.md › ") and first["text"].strip()
     assert first["score"] >= found.structured_content["threshold"]
     assert found.structured_content["stale"] is None
