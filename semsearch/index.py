@@ -28,6 +28,7 @@ from .search import MODES, Hit, code_names, fuse, identifiers, names_something_e
 from .sources import changed_files
 from .store import update_meta
 from .threshold import (
+    BASELINE_IN_WORDS,
     EVIDENCE_PASSAGES,
     RULES,
     Rule,
@@ -85,11 +86,7 @@ class Answer:
         if self.baseline is None:
             rule = f"the cosine cutoff {self.threshold:.3f} you set"
         else:
-            rule = (
-                f"this question's threshold {self.threshold:.3f} "
-                "(set by its nearest off-topic bank questions, its language and the words it shares with the "
-                "passages)"
-            )
+            rule = f"this question's threshold {self.threshold:.3f} (set by {BASELINE_IN_WORDS})"
         if self.answered:
             return f"{len(self.hits)} passage(s) reach {rule}"
         return f"no passage reaches {rule}; the indexed documents seem not to cover it"

@@ -32,6 +32,7 @@ from .collection import Collection
 from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, SemsearchError
 from .frontmatter import fields_seen
+from .threshold import BASELINE_IN_WORDS
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -191,10 +192,7 @@ class Library:
             origin = f"calibrated with `semsearch eval --calibrate` ({calibrated.get('method')})"
         else:
             origin = "derived at build time from a bank of off-topic questions"
-        origin += (
-            "; a passage must beat the question's baseline: its nearest off-topic bank questions, "
-            "less the words it shares with the documents"
-        )
+        origin += f"; a passage must beat the question's baseline: {BASELINE_IN_WORDS}"
         return IndexInfo(
             index=str(self.path),
             docs_folder=meta["docs_root"],

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .frontmatter import fields_seen
 from .sources import readable
+from .threshold import BASELINE_IN_WORDS
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -336,8 +337,7 @@ def gate_words(gate: dict) -> str:
         number = f"cosine floor {gate['value']:.3f} (index built by an older semsearch)"
     else:
         number = (
-            f"margin {gate['value']:+.3f} over each question's baseline (its nearest off-topic bank "
-            "questions, less the words it shares with the documents)"
+            f"margin {gate['value']:+.3f} over each question's baseline ({BASELINE_IN_WORDS})"
         )
     if gate["origin"] == "calibrate":
         return f"{number}, calibrated on {gate['calibrated_on']} labelled questions"

@@ -66,6 +66,10 @@ RULES = {2: Rule(1.0, 0.0), 3: Rule(0.75, 0.03), 4: Rule(0.75, 0.03, 0.5)}
 ones (bench/gate/RESULTS.md); gates 2 and 3 stay readable for indexes built with them."""
 ONTOPIC_QUANTILE = 10
 OFFTOPIC_QUANTILE = 85
+BASELINE_IN_WORDS = (
+    "its nearest off-topic bank questions and its language, less the words it shares with the documents"
+)
+"""A question's baseline as ``ask``, ``info`` and the MCP server explain it."""
 MIN_LANGUAGE_QUESTIONS = 5
 """A bank language with fewer kept questions on this corpus gets no offset (too few to measure)."""
 NEIGHBOURS = 3
