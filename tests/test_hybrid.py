@@ -163,3 +163,14 @@ def test_a_code_name_puts_its_own_section_first(events_index, question, section,
     assert result.exit_code == 0, result.output
     sections = [r["section"] for r in json.loads(result.stdout)["results"]]
     assert all(s.startswith(section) for s in sections[:top]), sections
+
+
+@pytest.mark.slow
+def test_the_rest_of_the_question_orders_the_chunks_holding_the_name(events_index):
+    """Seven chunks lie under events.once(…): its code examples score highest on the name
+    itself (they were first, the answer fourth), "return" picks the one stating what it returns."""
+    question = "What does events.once() return?"
+    answer = "resolve with an array of all the arguments emitted"
+    hybrid = run("ask", question, "--index", events_index, "--json", "-k", "1")
+    assert hybrid.exit_code == 0, hybrid.output
+    assert answer in json.loads(hybrid.stdout)["results"][0]["text"]
