@@ -20,6 +20,7 @@ from .bank import bank_sha256
 from .chunking import Chunk
 from .embedders import Embedder, canonical_spec, load_embedder
 from .errors import IndexCorruptError, ModelError, UsageError
+from .exact import exact_scores
 from .filters import Condition, allowed_rows, conditions
 from .frontmatter import FRONT_MATTER_VERSION
 from .keywords import KeywordIndex
@@ -266,7 +267,8 @@ class Index:
           and keywords measured worse than embeddings on questions in plain words.
 
         Outside dense mode, chunks containing a code or reference the question names verbatim
-        come first (see ``identifier_rows``).
+        come first (see ``identifier_rows``); in hybrid mode the rest of the question orders
+        them (see ``exact``: the name they all hold tells them apart no more).
         """
         if mode not in MODES:
             raise UsageError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
@@ -284,6 +286,9 @@ class Index:
                 allowed = matched if allowed is None else allowed & matched
             elif fuses(mode, question):
                 ranking = fuse(cosine, keyword)
+        if mode == "hybrid" and len(exact) > 1:  # they come first, ordered by the rest of the question
+            ranking = np.array(ranking, dtype=np.float64)
+            ranking[exact] = exact_scores(self.keyword_index(), question, cosine)[exact]
         exact_rows = set(exact.tolist())
         rows = rank(ranking, k, first=exact, allowed=allowed)
         check_unit_rows(self.vectors, rows, self.path)

@@ -213,8 +213,12 @@ class KeywordIndex:
 
     def scores(self, question: str) -> np.ndarray:
         """BM25 score of every chunk for ``question`` (0 where no token matches)."""
+        return self.token_scores(tokenize(question, self.language))
+
+    def token_scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """BM25 score of every chunk for a question made of ``tokens``."""
         scores = np.zeros(self.rows, dtype=np.float32)
-        for token in tokenize(question, self.language):
+        for token in tokens:
             rows, weights = self._column(token)
             scores[rows] += weights  # a column holds each row once
         return scores

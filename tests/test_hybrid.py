@@ -192,3 +192,14 @@ def test_missing_names_against_masks(sample_index):
     assert index.missing_names(question) == ("PAY-999",)
     assert index.missing_names(question, everywhere) == ("PAY-999",)
     assert index.missing_names(question, elsewhere) == ("PAY-517", "PAY-999")
+
+
+@pytest.mark.slow
+def test_the_rest_of_the_question_orders_the_chunks_holding_the_name(events_index):
+    """Seven chunks lie under events.once(…): its code examples score highest on the name
+    itself (they were first, the answer fourth), "return" picks the one stating what it returns."""
+    question = "What does events.once() return?"
+    answer = "resolve with an array of all the arguments emitted"
+    hybrid = run("ask", question, "--index", events_index, "--json", "-k", "1")
+    assert hybrid.exit_code == 0, hybrid.output
+    assert answer in json.loads(hybrid.stdout)["results"][0]["text"]

@@ -1,0 +1,66 @@
+"""The order among passages holding what a question names: the rest of the question decides."""
+
+from __future__ import annotations
+
+import bm25s
+import numpy as np
+import pytest
+
+from semsearch.exact import exact_scores, named_strings, rest_tokens
+from semsearch.keywords import build_keyword_index, tokenize
+from semsearch.search import fuse, rank
+
+WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwrot", "emitter", "promise"]
+
+
+@pytest.mark.parametrize(
+    "question, named",
+    [
+        ("What does events.once() return?", ["events.once"]),
+        ("Co mówi § 7 regulaminu?", ["§ 7"]),
+        ("Czego dotyczy art. 6 ust. 1 lit. a RODO?", ["art. 6", "ust. 1", "lit. a"]),
+        ("Płatność odrzucona z kodem PAY-517", ["PAY-517"]),
+        ("How do I return a parcel?", []),
+    ],
+)
+def test_what_a_question_names_exactly(question, named):
+    assert named_strings(question) == named
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_exact_scores_equal_fused_bm25_of_the_question_without_its_names(seed):
+    """Brute force: bm25s over the question's tokens minus every token of a named string."""
+    rng = np.random.default_rng(seed)
+    texts = [
+        " ".join(rng.choice(WORDS, size=int(rng.integers(1, 20)))) for _ in range(int(rng.integers(2, 40)))
+    ]
+    index = build_keyword_index(texts, "en")
+    reference = bm25s.BM25()
+    reference.index([tokenize(t, "en") for t in texts], show_progress=False)
+    cosine = rng.uniform(0.7, 0.9, len(texts))
+    for question in ["What does events.once() return?", "Co mówi § 7 o zwrot?", "PAY-517 returns promise"]:
+        named = {t for name in named_strings(question) for t in tokenize(name, "en")}
+        kept = [t for t in tokenize(question, "en") if t not in named and t in reference.vocab_dict]
+        bm25 = reference.get_scores(kept) if kept else np.zeros(len(texts))
+        expected = fuse(cosine, np.asarray(bm25, dtype=np.float32))
+        np.testing.assert_allclose(exact_scores(index, question, cosine), expected, rtol=1e-5, atol=1e-6)
+        assert not set(rest_tokens(index, question)) & named
+
+
+def test_the_word_beside_the_name_picks_among_rows_holding_the_name():
+    """Every row holds events.once; the code example repeats it, the answer says "returns"."""
+    texts = [
+        "events.once events.once events.once once once emitter",  # an example: the name, over and over
+        "events.once Returns a promise",
+        *["nothing here"] * 5,
+    ]
+    index = build_keyword_index(texts, "en")
+    cosine = np.array([0.82, 0.80, *[0.70] * 5])  # the example is closer, as embeddings had it
+    question = "What does events.once() return?"
+    whole = fuse(cosine, index.scores(question))
+    assert whole[0] > whole[1]  # BM25 on the whole question prefers the example
+    exact = np.array([0, 1])
+    ranking = whole.copy()
+    ranking[exact] = exact_scores(index, question, cosine)[exact]
+    assert rank(ranking, 3, first=exact).tolist()[:2] == [1, 0]
+    assert rank(whole, 3, first=exact).tolist()[:2] == [0, 1]
