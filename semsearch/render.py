@@ -336,9 +336,7 @@ def gate_words(gate: dict) -> str:
     if gate["rule"].startswith("cosine"):
         number = f"cosine floor {gate['value']:.3f} (index built by an older semsearch)"
     else:
-        number = (
-            f"margin {gate['value']:+.3f} over each question's baseline ({BASELINE_IN_WORDS})"
-        )
+        number = f"margin {gate['value']:+.3f} over each question's baseline ({BASELINE_IN_WORDS})"
     if gate["origin"] == "calibrate":
         return f"{number}, calibrated on {gate['calibrated_on']} labelled questions"
     return f"{number}, derived at build time"
