@@ -78,6 +78,8 @@ class BuildReport:
     """With ``dry_run``: the embedding time, from the rate measured on a short probe text."""
     outcomes: list[FileOutcome] = field(default_factory=list)
     """Every file met, with what became of it (``build --verbose``)."""
+    excluded: list[str] = field(default_factory=list)
+    """Markdown files and folders ``--exclude`` or ``.semsearchignore`` left out (folders end in /)."""
 
 
 @dataclass
@@ -135,7 +137,8 @@ def build_index(
     excludes = [pattern for pattern in excludes if pattern.strip()]  # '' clears, matches nothing
     target = writable_target(Path(index_dir), docs)
     report_step(Step("finding"))
-    paths, skipped = discover(docs, excludes)
+    excluded: list[str] = []
+    paths, skipped = discover(docs, excludes, excluded)
     report_step(Step("finding", len(paths), len(paths), "files"))
     if not paths:
         raise DocsError(f"no Markdown files (.md, .markdown) under {docs}")
@@ -143,6 +146,7 @@ def build_index(
     with index_lock(target):
         plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)
         plan.report.index_dir = Path(index_dir)
+        plan.report.excluded = sorted(excluded)
         previous = plan.previous
         current = previous and keywords_current(previous) and gate_current(previous)
         if current and not plan.report.changes.any:

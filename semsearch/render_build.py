@@ -25,6 +25,8 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     if verbose:
         for outcome in report.outcomes:
             note(f"{outcome.status:<10} {outcome.path}{_outcome_words(outcome)}")
+        for path in report.excluded:
+            note(f"{'excluded':<10} {path}")
     for message in report.warnings:
         warning(message)
     if not verbose:
@@ -95,6 +97,7 @@ def build_json(report: BuildReport) -> dict:
         "full_reason": report.full_reason,
         "warnings": report.warnings,
         "skipped": [{"path": s.relative, "reason": s.reason} for s in report.skipped],
+        "excluded": report.excluded,
     }
 
 

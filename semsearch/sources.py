@@ -93,10 +93,13 @@ def _not_regular(mode: int) -> str | None:
     return f"not a regular file ({kind})"
 
 
-def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list[Skipped]]:
+def discover(
+    docs: Path, excludes: Sequence[str] = (), excluded: list[str] | None = None
+) -> tuple[list[Path], list[Skipped]]:
     """Markdown files under ``docs`` sorted by relative POSIX path, and what was passed over.
 
-    Hidden files and folders are skipped silently, excluded ones too. Symlinked folders are not
+    Hidden files and folders are skipped silently, excluded ones too (appended to ``excluded``
+    when given: folders with a trailing ``/``, not entered). Symlinked folders are not
     followed (no loops, nothing outside the root); a symlinked file is read only when it points
     to a file inside the docs root; a symlink loop is skipped. FIFOs, sockets and devices are
     skipped too (only ``stat`` is called on them: opening a FIFO would block).
@@ -120,7 +123,11 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
         for name in sorted(dirs):
             path = base / name
             relative = _relative(path, docs)
-            if name.startswith(".") or (spec and spec.match_file(relative + "/")):
+            if name.startswith("."):
+                continue
+            if spec and spec.match_file(relative + "/"):
+                if excluded is not None:
+                    excluded.append(relative + "/")
                 continue
             if path.is_symlink():
                 skipped.append(Skipped(relative + "/", "symlinked folder, not followed"))
@@ -133,6 +140,8 @@ def discover(docs: Path, excludes: Sequence[str] = ()) -> tuple[list[Path], list
             if name.startswith(".") or Path(name).suffix.lower() not in MARKDOWN_SUFFIXES:
                 continue
             if spec and spec.match_file(relative):
+                if excluded is not None:
+                    excluded.append(relative)
                 continue
             if path.is_symlink():
                 target = Path(os.path.realpath(path))  # unlike Path.resolve, never raises on a loop

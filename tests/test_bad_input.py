@@ -111,12 +111,23 @@ def test_messy_folder_builds_through_the_cli_with_the_real_model(messy, tmp_path
 
 
 def test_exclude_patterns_and_ignore_file(messy, tmp_path, fake_embedder):
-    build_index(messy, tmp_path / "index", embedder=fake_embedder, excludes=["notes/", "*spaces*"])
+    report = build_index(messy, tmp_path / "index", embedder=fake_embedder, excludes=["notes/", "*spaces*"])
     sources = {c.source for c in load_index(tmp_path / "index").chunks}
     assert "notes/keep.md" not in sources
     assert "name with spaces ąę.md" not in sources
     assert "drafts/draft.md" not in sources  # from .semsearchignore
     assert "good.md" in sources
+    assert report.excluded == ["drafts/", "name with spaces ąę.md", "notes/"]  # folders not entered
+
+
+def test_verbose_build_lists_what_was_excluded(messy, tmp_path):
+    result = runner.invoke(
+        app, ["build", str(messy), "--index", str(tmp_path / "index"), "-v", "--exclude", "notes/"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "excluded   notes/" in result.stderr and "excluded   drafts/" in result.stderr
+    again = runner.invoke(app, ["build", str(messy), "--index", str(tmp_path / "index"), "--json"])
+    assert json.loads(again.stdout)["excluded"] == ["drafts/", "notes/"]  # the recorded --exclude too
 
 
 def test_ask_warns_when_files_changed_since_the_build(messy, tmp_path):
