@@ -163,16 +163,25 @@ class Index:
     def cosines(self, query_vector: np.ndarray) -> np.ndarray:
         return self.vectors @ np.asarray(query_vector, dtype=self.vectors.dtype).reshape(-1)
 
-    def baseline(self, question: str, query_vector: np.ndarray, cosine: np.ndarray | None = None) -> float:
-        """What the question's best cosine must exceed beyond the cut (see ``threshold``)."""
+    def baseline(
+        self,
+        question: str,
+        query_vector: np.ndarray,
+        cosine: np.ndarray | None = None,
+        allowed: np.ndarray | None = None,
+    ) -> float:
+        """What the question's best cosine must exceed beyond the cut (see ``threshold``); its
+        word evidence is read only in the rows ``allowed`` (the files searched)."""
         similarity = background_similarity(query_vector, self.background, self.legacy_gate)
         rule = self.rule
         if rule is None:
             return similarity
         coverage = 0.0
-        if rule.evidence_weight and len(self.chunks):
-            cosine = self.cosines(query_vector) if cosine is None else cosine
-            best = np.argpartition(-cosine, min(EVIDENCE_PASSAGES, len(cosine)) - 1)[:EVIDENCE_PASSAGES]
+        cosine = self.cosines(query_vector) if cosine is None and rule.evidence_weight else cosine
+        if rule.evidence_weight and len(self.chunks) and (allowed is None or allowed.any()):
+            searched = cosine if allowed is None else np.where(allowed, cosine, -np.inf)
+            count = min(EVIDENCE_PASSAGES, int(np.isfinite(searched).sum()))
+            best = np.argpartition(-searched, count - 1)[:count]
             coverage = coverages(self.keywords, [question], best[None, :], self.chunks)[0]
         offset = self.language_offset(query_vector) if rule.language_weight else 0.0
         return float(baseline(rule, similarity, coverage, offset))
@@ -338,7 +347,7 @@ class Index:
         own_baseline = None
         threshold = min_score
         if threshold is None:
-            own_baseline = self.baseline(question, query_vector, cosine)
+            own_baseline = self.baseline(question, query_vector, cosine, self.allowed_rows(paths, where))
             threshold = self.answer_threshold(own_baseline)
         found = [
             r

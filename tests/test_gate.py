@@ -212,3 +212,21 @@ def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_
     offset = new.language_offset(vector)
     assert new.baseline(question, vector) < 0.75 * similarity + offset  # its words are in the docs
     assert old.search(question, vector, 3).threshold == pytest.approx(old.min_score + similarity)
+
+
+def test_word_evidence_comes_from_the_files_searched(sample_index):
+    """An outside probe: under --path konto.md, "PAY-517" (in platnosci.md) still lowered the
+    threshold. Evidence is read in the allowed rows only; all rows allowed is no filter."""
+    from semsearch.index import embedder_for
+
+    index = load_index(sample_index)
+    question = "Co oznacza błąd PAY-517?"
+    vector = embedder_for(index).embed_queries([question])[0]
+    everywhere = np.ones(len(index.chunks), dtype=bool)
+    without_code = everywhere.copy()
+    without_code[index.keyword_index().rows_with("PAY-517")] = False
+    unfiltered = index.baseline(question, vector)
+    assert index.baseline(question, vector, allowed=everywhere) == pytest.approx(unfiltered)
+    assert index.baseline(question, vector, allowed=without_code) > unfiltered + 0.005
+    nothing = np.zeros(len(index.chunks), dtype=bool)
+    assert index.baseline(question, vector, allowed=nothing) >= unfiltered  # no evidence at all
