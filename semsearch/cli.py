@@ -294,9 +294,10 @@ def ask(
             render.missing_names(result, stderr=True)
         elif context and result.hits:
             if as_json:
-                render.print_json(render.prompt_json(question, prompt))
+                render.print_json(render.prompt_json(question, prompt, result.missing))
             else:
                 render.print_prompt(prompt)
+                render.missing_names(result, stderr=True)
         elif as_json:
             render.print_json(render.ask_json(question, result))
         elif as_jsonl:

@@ -191,9 +191,10 @@ def ask_json(question: str, result: Answer) -> dict:
     }
 
 
-def prompt_json(question: str, prompt: Prompt) -> dict:
+def prompt_json(question: str, prompt: Prompt, missing: tuple[str, ...] = ()) -> dict:
     return {
         "question": question,
+        "missing": list(missing),
         "prompt": prompt.text,
         "tokens": prompt.tokens,
         "sources": [

@@ -179,6 +179,11 @@ def test_a_code_no_document_holds_is_named_as_missing(sample_index):
     assert known["missing"] == [] and known["answered"]
     filtered = run("ask", "Co oznacza błąd PAY-517?", "--index", sample_index, "--path", "regulamin.md")
     assert "Not found in the searched documents: PAY-517." in filtered.stdout  # not in the file searched
+    prompt = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--context")
+    assert prompt.exit_code == 0 and "Not found in the searched documents: PAY-999." in prompt.stderr
+    assert "Not found" not in prompt.stdout  # the prompt on stdout stays what the model reads
+    prompt_json = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--context", "--json")
+    assert json.loads(prompt_json.stdout)["missing"] == ["PAY-999"]
 
 
 def test_missing_names_against_masks(sample_index):
