@@ -227,3 +227,21 @@ def test_corrupt_index_is_one_clean_line(sample_index, tmp_path, damage, message
     assert message in result.stderr
     assert "semsearch build" in result.stderr
     assert result.stderr.strip().count("\n") == 0  # one line
+
+
+def test_random_bytes_without_nul_are_binary_but_legacy_encoded_text_is_read(tmp_path):
+    """An outside probe: 20 KB of random bytes 1-255 (no NUL) was indexed as 71 chunks of
+    replacement characters and became the best match for off-topic questions."""
+    import random
+
+    from semsearch.sources import Skipped, SourceFile, read_source
+
+    noise = tmp_path / "nonul.md"
+    rng = random.Random(1)
+    noise.write_bytes(bytes(rng.randint(1, 255) for _ in range(20_000)))
+    skipped = read_source(noise, tmp_path)
+    assert isinstance(skipped, Skipped) and skipped.reason == "binary file (mostly not text), not Markdown"
+    legacy = tmp_path / "zwroty-cp1250.md"
+    legacy.write_bytes((REPO / "docs" / "zwroty.md").read_text(encoding="utf-8").encode("cp1250"))
+    read = read_source(legacy, tmp_path)
+    assert isinstance(read, SourceFile) and read.warning and "invalid UTF-8" in read.warning
