@@ -1,7 +1,8 @@
 """The off-topic question bank and its query vectors.
 
 The bank (``data/offtopic_questions.tsv``) holds everyday questions in eleven languages
-(Chinese included) that documentation does not answer; the no-answer gate measures a corpus against them (see
+(Chinese included) that documentation does not answer, and inputs in no language (``asdf``,
+``test``, lorem ipsum) that are not questions at all; the no-answer gate measures a corpus against them (see
 ``threshold``). Embedding the bank costs a new index seconds, so its vectors are
 
 - shipped with the package for the default model (``data/offtopic.<model>.<bank sha>.npy``,
@@ -27,6 +28,9 @@ import numpy as np
 from .embedders import Embedder
 
 BANK_FILE = "offtopic_questions.tsv"
+NO_LANGUAGE = "-"
+"""The language of the bank's inputs in no language (keyboard mash, test words): they count as
+off-topic like any row, but have no language offset (see ``threshold.language_offsets``)."""
 
 
 def _bank_bytes() -> bytes:

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .answer import Answer
 from .embedders import Embedder, fit_question
 from .errors import UsageError
 from .filters import Condition, conditions
-from .index import Answer, Index, embedder_for, load_index
+from .index import Index, embedder_for, load_index
 from .search import Hit
 
 __all__ = ["Answer", "Collection", "Condition", "Hit"]
@@ -125,6 +126,8 @@ class Collection:
     def _fit(self, question: str) -> tuple[str, bool]:
         if not question.strip():
             raise UsageError("the question is empty")
+        if not any(character.isalnum() for character in question):
+            raise UsageError(f"the question {question.strip()!r} has no words to search for")
         return fit_question(self.embedder, question)
 
     def changed_files(self) -> list[str]:

@@ -17,7 +17,8 @@ from .expand import Block, Scope, gather, grow, scope_in
 from .search import Hit
 
 if TYPE_CHECKING:
-    from .index import Answer, Index
+    from .answer import Answer
+    from .index import Index
 
 INSTRUCTIONS = (
     "Answer the question using only the numbered sources below. "

@@ -12,11 +12,11 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
-from .bank import bank_sha256
+from .answer import Answer, Ranked
+from .bank import NO_LANGUAGE, bank_sha256
 from .chunking import Chunk
 from .embedders import Embedder, canonical_spec, load_embedder
 from .errors import IndexCorruptError, ModelError, UsageError
@@ -29,7 +29,6 @@ from .search import MODES, Hit, code_names, fuse, identifiers, names_something_e
 from .sources import changed_files
 from .store import update_meta
 from .threshold import (
-    BASELINE_IN_WORDS,
     EVIDENCE_PASSAGES,
     RULES,
     Rule,
@@ -43,64 +42,6 @@ from .threshold import (
 )
 
 MASKS_KEPT = 8
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What a search found for one question, and why it is (or is not) an answer."""
-
-    question: str
-    """The question as searched (cut to the model's input limit when it was longer)."""
-    hits: list[Hit]
-    """Passages that pass the gate, best first (empty: the folder holds no answer)."""
-    threshold: float
-    """The cosine a passage had to reach for this question."""
-    baseline: float | None
-    """What the question's best cosine had to exceed beyond the index's cut: its closeness to
-    the off-topic bank less its word evidence (see ``threshold``); None: a cutoff was given."""
-    mode: str
-    question_cut: bool = False
-    fused: bool = False
-    """Hybrid mode ranked by cosine fused with BM25 (the question names something exact)."""
-    missing: tuple[str, ...] = ()
-    """Codes and references the question names verbatim that no searched passage holds
-    (``PAY-999``, ``§ 99``): whatever passed the gate does not speak of them."""
-
-    @property
-    def answered(self) -> bool:
-        return bool(self.hits)
-
-    @property
-    def ranked_by(self) -> str:
-        """What decided the order, in words (the score shown is always the cosine the gate reads)."""
-        order = {"dense": "cosine similarity", "keyword": "keyword (BM25) score"}.get(
-            self.mode,
-            "cosine similarity fused with keyword (BM25) scores" if self.fused else "cosine similarity",
-        )
-        if any(hit.exact for hit in self.hits):
-            return f"passages holding what the question names verbatim first, then {order}"
-        return order
-
-    @property
-    def reason(self) -> str:
-        """The gate's decision in words."""
-        if self.baseline is None:
-            rule = f"the cosine cutoff {self.threshold:.3f} you set"
-        else:
-            rule = f"this question's threshold {self.threshold:.3f} (set by {BASELINE_IN_WORDS})"
-        if self.answered:
-            return f"{len(self.hits)} passage(s) reach {rule}"
-        return f"no passage reaches {rule}; the indexed documents seem not to cover it"
-
-
-class Ranked(NamedTuple):
-    row: int
-    score: float
-    """Cosine similarity: what the no-answer decision reads, whatever ranked the row."""
-    exact: bool
-    """The chunk contains a code or reference the question names verbatim."""
-    keyword_score: float | None = None
-    """BM25 score (None in dense mode)."""
 
 
 @dataclass
@@ -122,6 +63,8 @@ class Index:
     """The last few filters' row masks (``allowed_rows``): computed once for many questions."""
     _languages: tuple[list[str], np.ndarray] | None = field(default=None, repr=False, compare=False)
     """The bank languages' centroids (``language_offset``), computed on first use."""
+    _in_language: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """The background without the inputs in no language (``background_for``), on first use."""
 
     def changed_files(self) -> list[str]:
         """Files under the docs root added, removed or modified since the build (sizes, mtimes)."""
@@ -172,7 +115,7 @@ class Index:
     ) -> float:
         """What the question's best cosine must exceed beyond the cut (see ``threshold``); its
         word evidence is read only in the rows ``allowed`` (the files searched)."""
-        similarity = background_similarity(query_vector, self.background, self.legacy_gate)
+        similarity = background_similarity(query_vector, self.background_for(question), self.legacy_gate)
         rule = self.rule
         if rule is None:
             return similarity
@@ -186,11 +129,25 @@ class Index:
         offset = self.language_offset(query_vector) if rule.language_weight else 0.0
         return float(baseline(rule, similarity, coverage, offset))
 
+    def background_for(self, question: str) -> np.ndarray:
+        """The bank questions ``question`` is compared with: the bank's inputs in no language
+        (``asdf``, ``test``) only when none of its words occurs in the documents, so that a
+        one-word search for a term the documents use is not taken for keyboard mash."""
+        languages = self.meta.get("offtopic", {}).get("languages")
+        if not isinstance(languages, list) or len(languages) != len(self.offtopic):
+            return self.background
+        if self.keywords is None or not self.keywords.scores(question).any():
+            return self.background
+        if self._in_language is None:
+            rows = [r for r in self.meta["offtopic"]["background_rows"] if languages[r] != NO_LANGUAGE]
+            self._in_language = np.asarray(self.offtopic[rows])
+        return self._in_language
+
     def language_offset(self, query_vector: np.ndarray) -> float:
         """The offset of the question's language on this corpus (0 when its build measured none;
         see ``threshold.language_offsets``)."""
         offsets = self.meta["min_score"].get("language_offsets")
-        languages = self.meta["offtopic"].get("languages")
+        languages = self.meta.get("offtopic", {}).get("languages")
         if not offsets or not isinstance(languages, list) or len(languages) != len(self.offtopic):
             return 0.0
         if self._languages is None:

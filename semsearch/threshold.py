@@ -7,8 +7,9 @@ of two pieces of evidence (weights per gate version: ``RULES``):
 
 - its *background similarity*, the mean of its ``NEIGHBOURS`` highest cosines to a bank of
   everyday questions in eleven languages (``data/offtopic_questions.tsv``: weather, cooking,
-  sport, health, travel...) that documentation does not answer: an off-topic question sits as
-  close to its bank neighbours as to the best passage, an answerable one closer to its passage;
+  sport, health, travel...) that documentation does not answer, and inputs in no language
+  (``asdf``, ``test``, lorem ipsum): an off-topic question sits as close to its bank neighbours
+  as to the best passage, an answerable one closer to its passage;
 - its *word coverage*: the share of its words, weighted by rarity in the corpus, that its best
   passages contain (``KeywordIndex.coverage``): off-topic questions name things the folder never
   mentions. It lowers the baseline, so shared words help a question in and never keep it out;
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bank import offtopic_bank
+from .bank import NO_LANGUAGE, offtopic_bank
 from .chunking import Chunk
 from .embedders import Embedder
 from .keywords import KeywordIndex
@@ -221,7 +222,7 @@ def language_centroids(vectors: np.ndarray, languages: Sequence[str]) -> tuple[l
     """Each language's direction in the model's space: the normalized mean of its questions'
     vectors (a question's vector carries its language: the nearest centroid names it)."""
     vectors = np.asarray(vectors, dtype=np.float32)
-    names = sorted(set(languages))
+    names = sorted(set(languages) - {NO_LANGUAGE})
     if not names:
         return [], np.empty((0, vectors.shape[-1]), dtype=np.float32)
     tags = np.asarray(languages)
@@ -239,13 +240,13 @@ def nearest_languages(vectors: np.ndarray, names: list[str], centroids: np.ndarr
 def language_offsets(relevance: np.ndarray, languages: Sequence[str], weight: float) -> dict[str, float]:
     """``weight`` x (median relevance of the bank questions in each language - their overall
     median): how much a language's questions lose against this corpus (see the docstring)."""
-    if not weight or len(relevance) == 0:
-        return {}
     tags = np.asarray(languages)
-    overall = float(np.median(relevance))
+    if not weight or not np.any(tags != NO_LANGUAGE):
+        return {}
+    overall = float(np.median(relevance[tags != NO_LANGUAGE]))
     return {
         str(name): round(weight * (float(np.median(relevance[tags == name])) - overall), 6)
-        for name in sorted(set(languages))
+        for name in sorted(set(languages) - {NO_LANGUAGE})
         if (tags == name).sum() >= MIN_LANGUAGE_QUESTIONS
     }
 
@@ -257,17 +258,22 @@ def _titles_language(title_vectors: np.ndarray, names: list[str], centroids: np.
 
 
 def calibrate_with(references: References, keywords: KeywordIndex | None, chunks: list[Chunk]) -> Calibration:
-    """Derive the cut, the background and the language offsets (see the module's docstring)."""
+    """Derive the cut, the background and the language offsets (see the module's docstring).
+
+    The bank's inputs in no language join the background only at query time (``asdf`` then
+    sits close to its kind): the references are measured without them, because section titles,
+    short as they are, sit close to them too, and would drag the cut down on every corpus."""
     rule = RULES[GATE]
     refs = references
     bank = offtopic_bank()
-    background = refs.bank_vectors[refs.keep]
+    in_language = np.array([language != NO_LANGUAGE for language, _ in bank], dtype=bool)
+    kept = np.flatnonzero(refs.keep & in_language)
+    background = refs.bank_vectors[kept]
     within = background @ background.T
     np.fill_diagonal(within, -np.inf)  # leave one out: a bank question is not its own neighbour
-    kept = np.flatnonzero(refs.keep)
     bank_coverage = coverages(keywords, [bank[i][1] for i in kept], refs.bank_rows[kept], chunks)
     bank_relevance = (
-        refs.bank_best[refs.keep] - baseline(rule, top_mean(within), bank_coverage)
+        refs.bank_best[kept] - baseline(rule, top_mean(within), bank_coverage)
         if len(background) > 1
         else np.empty(0)
     )
@@ -281,12 +287,12 @@ def calibrate_with(references: References, keywords: KeywordIndex | None, chunks
         title_coverage = coverages(keywords, refs.title_texts, refs.title_rows, chunks)
         title_offset = offsets.get(titles_language or "", 0.0)
         title_relevance = refs.title_best - baseline(rule, title_background, title_coverage, title_offset)
-    bank_shift = np.array([offsets.get(language, 0.0) for language in kept_languages])
-    cut = choose_cut(bank_relevance - bank_shift, title_relevance)
+    bank_relevance = bank_relevance - np.array([offsets.get(language, 0.0) for language in kept_languages])
+    cut = choose_cut(bank_relevance, title_relevance)
     return Calibration(
         min_score=cut,
         offtopic=refs.bank_vectors,
-        background_rows=[int(i) for i in kept],
+        background_rows=[int(i) for i in np.flatnonzero(refs.keep)],
         languages=[language for language, _ in bank],
         record={
             "value": round(cut, 6),
@@ -295,7 +301,7 @@ def calibrate_with(references: References, keywords: KeywordIndex | None, chunks
             "method": METHOD,
             "language_offsets": offsets,
             "titles_language": titles_language,
-            "offtopic_relevance": _summary(bank_relevance - bank_shift),
+            "offtopic_relevance": _summary(bank_relevance),
             "ontopic_relevance": _summary(title_relevance),
             "offtopic": _summary(refs.bank_best),
             "ontopic": _summary(refs.title_best),

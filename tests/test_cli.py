@@ -98,6 +98,8 @@ def test_bad_arguments(sample_index):
     assert run("ask", "x", "--index", sample_index, "-k", "0").exit_code == 2
     assert run("ask").exit_code == 2
     assert_clean_error(run("ask", "   ", "--index", sample_index), "empty")
+    assert_clean_error(run("ask", "?!", "--index", sample_index), "no words to search for")  # not exit 0 or 1
+    assert_clean_error(run("ask", "😀", "--index", sample_index), "no words to search for")
 
 
 def test_model_mismatch_is_refused(sample_index, minilm_folder):

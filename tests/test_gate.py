@@ -162,6 +162,11 @@ def test_language_offsets_are_a_share_of_each_languages_median_gap():
         ("Chcę odzyskać to, co zapłaciłem", True),
         ("Jaka jest pogoda w Krakowie?", False),
         ("How long do I boil an egg?", False),  # an English question about a Polish shop's docs
+        ("asdfghjkl", False),  # an outside probe: keyboard mash, lorem ipsum and "test" were answered
+        ("lorem ipsum dolor sit amet", False),
+        ("test", False),
+        ("hasło", True),  # a one-word search for a term the documents use stays answered
+        ("reklamacja", True),
     ],
 )
 def test_the_gate_on_the_sample_docs(sample_index, question, answered):
@@ -230,3 +235,13 @@ def test_word_evidence_comes_from_the_files_searched(sample_index):
     assert index.baseline(question, vector, allowed=without_code) > unfiltered + 0.005
     nothing = np.zeros(len(index.chunks), dtype=bool)
     assert index.baseline(question, vector, allowed=nothing) >= unfiltered  # no evidence at all
+
+
+def test_inputs_in_no_language_are_background_only_for_words_the_documents_never_use(sample_index):
+    index = load_index(sample_index)
+    languages = index.meta["offtopic"]["languages"]
+    mash = [r for r in index.meta["offtopic"]["background_rows"] if languages[r] == "-"]
+    assert len(mash) >= 20  # the bank's keyboard mash and test words are kept on these docs
+    assert len(index.background_for("asdfghjkl")) == len(index.background)
+    assert len(index.background_for("hasło")) == len(index.background) - len(mash)
+    assert "-" not in index.meta["min_score"]["language_offsets"]

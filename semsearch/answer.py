@@ -1,0 +1,67 @@
+"""What a search returns: the passages that passed the gate for one question, and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .search import Hit
+from .threshold import BASELINE_IN_WORDS
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a search found for one question, and why it is (or is not) an answer."""
+
+    question: str
+    """The question as searched (cut to the model's input limit when it was longer)."""
+    hits: list[Hit]
+    """Passages that pass the gate, best first (empty: the folder holds no answer)."""
+    threshold: float
+    """The cosine a passage had to reach for this question."""
+    baseline: float | None
+    """What the question's best cosine had to exceed beyond the index's cut: its closeness to
+    the off-topic bank less its word evidence (see ``threshold``); None: a cutoff was given."""
+    mode: str
+    question_cut: bool = False
+    fused: bool = False
+    """Hybrid mode ranked by cosine fused with BM25 (the question names something exact)."""
+    missing: tuple[str, ...] = ()
+    """Codes and references the question names verbatim that no searched passage holds
+    (``PAY-999``, ``§ 99``): whatever passed the gate does not speak of them."""
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.hits)
+
+    @property
+    def ranked_by(self) -> str:
+        """What decided the order, in words (the score shown is always the cosine the gate reads)."""
+        order = {"dense": "cosine similarity", "keyword": "keyword (BM25) score"}.get(
+            self.mode,
+            "cosine similarity fused with keyword (BM25) scores" if self.fused else "cosine similarity",
+        )
+        if any(hit.exact for hit in self.hits):
+            return f"passages holding what the question names verbatim first, then {order}"
+        return order
+
+    @property
+    def reason(self) -> str:
+        """The gate's decision in words."""
+        if self.baseline is None:
+            rule = f"the cosine cutoff {self.threshold:.3f} you set"
+        else:
+            rule = f"this question's threshold {self.threshold:.3f} (set by {BASELINE_IN_WORDS})"
+        if self.answered:
+            return f"{len(self.hits)} passage(s) reach {rule}"
+        return f"no passage reaches {rule}; the indexed documents seem not to cover it"
+
+
+class Ranked(NamedTuple):
+    row: int
+    score: float
+    """Cosine similarity: what the no-answer decision reads, whatever ranked the row."""
+    exact: bool
+    """The chunk contains a code or reference the question names verbatim."""
+    keyword_score: float | None = None
+    """BM25 score (None in dense mode)."""
