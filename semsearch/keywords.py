@@ -3,14 +3,15 @@
 Embeddings find meaning but blur exact strings (an invoice number, an error code, "§ 7"); BM25
 finds those. The tokenizer is made for inflected languages and identifiers:
 
-- text is case-folded, diacritics kept (``zł`` is not ``zl``);
+- text is case-folded and Latin diacritics removed before stemming (``zapłacić`` and
+  ``zaplacic`` give one token: people type without them);
 - a code stays whole and also gives its parts; a code with letters loses its separators
   (``PAY-517`` → ``pay517``, ``pay``, ``517``), so ``PAY517`` finds it too, while numbers keep
   theirs (``4.2`` is not ``42``);
 - a number or a single letter is also joined to the token before it (``§ 7`` → ``§_7``,
   ``art. 6 ust. 1 lit. f`` → ``art_6``, ``ust_1``, ``lit_f``), so that "§ 7" does not match every 7;
 - words are stemmed with the Snowball stemmer of the corpus's language (PyStemmer: Polish,
-  English, German, Russian... ``zapłaciłem`` and ``zapłacić`` share ``zapłac``).
+  English, German, Russian... ``zapłaciłem`` and ``zapłacić`` share ``zaplac``).
 
 BM25 weights come from ``bm25s`` at build time and are stored as a token-by-chunk sparse
 matrix (CSC arrays) with a sorted vocabulary; ``ask`` memory-maps them, finds the question's
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ import numpy as np
 
 from .errors import IndexCorruptError
 
-TOKENIZER_VERSION = 3  # 3: heading names (see ``heading_name``)
+TOKENIZER_VERSION = 4  # 3: heading names (see ``heading_name``); 4: Latin diacritics folded
 FILES = (
     "keywords.data.npy",
     "keywords.indices.npy",
@@ -100,12 +102,30 @@ def stemmer_name(language: str | None) -> str | None:
     return SNOWBALL.get(language or "")
 
 
+_UNDECOMPOSED = str.maketrans({"ł": "l", "đ": "d", "ø": "o", "ħ": "h", "ı": "i", "ŀ": "l"})
+
+
+@cache
+def _fold_character(character: str) -> str:
+    """A Latin letter with diacritics as its base letter (``ą`` → ``a``, ``ł`` → ``l``); any
+    other character (Cyrillic ``й``, Chinese) as it is."""
+    base = unicodedata.normalize("NFKD", character.translate(_UNDECOMPOSED))
+    letters = "".join(c for c in base if not unicodedata.combining(c))
+    return letters if letters.isascii() and letters.isalpha() else character
+
+
+def fold(text: str) -> str:
+    """``text`` with Latin diacritics removed (``zapłacić`` → ``zaplacic``): people type
+    without them, and the documents and the questions must give the same tokens."""
+    return text if text.isascii() else "".join(_fold_character(c) for c in text)
+
+
 def tokenize(text: str, language: str | None = None) -> list[str]:
     """BM25 tokens of ``text`` (see the module docstring)."""
     stem = _stemmer(language)
     tokens: list[str] = []
     previous: str | None = None
-    for match in _TOKEN.finditer(text.casefold()):
+    for match in _TOKEN.finditer(fold(text.casefold())):
         word = match.group()
         parts = _JOINER.split(word)
         if len(parts) > 1:  # a code: whole, and without separators if it has letters
