@@ -214,11 +214,12 @@ def references(question: str) -> list[list[str]]:
     ``art. 6 ust. 1 lit. a`` → ``[["art. 6", "ust. 1", "lit. a"]]``.
 
     A part is ``§`` or an abbreviation with its dot, then a number or a single letter. One part
-    alone counts only after ``§``: ``np. 5`` or ``ok. 3`` is no reference, ``art. 6 ust. 1`` is.
+    alone counts only after ``§`` or ``art.``: ``np. 5`` or ``ok. 3`` is no reference, ``art. 6``
+    and ``art. 6 ust. 1`` are.
     """
     found = []
     for match in _REFERENCE.finditer(question):
         parts = [" ".join(m.group().split()) for m in re.finditer(_REFERENCE_PART, match.group())]
-        if len(parts) >= 2 or parts[0].startswith("§"):
+        if len(parts) >= 2 or parts[0].startswith("§") or parts[0].casefold().startswith("art."):
             found.append(parts)
     return found

@@ -77,7 +77,8 @@ def test_identifiers_are_codes_not_numbers_or_words(question, codes):
         ("Co mówi § 7 regulaminu?", [["§ 7"]]),
         ("zgoda z art. 6 ust. 1 lit. a RODO?", [["art. 6", "ust. 1", "lit. a"]]),
         ("§5 ust. 2, a potem § 7", [["§5", "ust. 2"], ["§ 7"]]),
-        ("Czy art. 556 dotyczy mnie?", []),  # one part, not §: plain words and BM25 decide
+        ("Czy art. 556 dotyczy mnie?", [["art. 556"]]),  # an article alone too (a probe: "art. 99")
+        ("Czy ust. 2 dotyczy mnie?", []),  # any other part alone is no reference
         ("Ile to np. 5 dni?", []),
         ("Przyjdzie ok. 13:00", []),
         ("no references in 2026", []),
