@@ -67,13 +67,16 @@ class QuestionResult:
     legacy: bool = False
     """The index predates the relevance rule (see ``threshold.answer_threshold``)."""
 
+    def threshold_at(self, min_score: float) -> float:
+        """The cosine the first result had to reach with the cut ``min_score``."""
+        return answer_threshold(min_score, self.baseline, self.legacy)
+
     def passes_at(self, min_score: float) -> bool:
         """Whether the first result counts as an answer with the cut ``min_score``: the same
         decision as ``Index.search``."""
         if self.first is None:
             return False
-        threshold = answer_threshold(min_score, self.baseline, self.legacy)
-        return is_answer(self.first_score, self.first_exact, threshold)
+        return is_answer(self.first_score, self.first_exact, self.threshold_at(min_score))
 
     @property
     def relevance(self) -> float:
@@ -83,6 +86,16 @@ class QuestionResult:
     @property
     def passes(self) -> bool:
         return self.passes_at(self.min_score)
+
+    @property
+    def threshold(self) -> float:
+        """The question's own threshold: the cosine its first result had to reach."""
+        return self.threshold_at(self.min_score)
+
+    @property
+    def refused(self) -> bool:
+        """An answerable question the no-answer gate answered with nothing."""
+        return self.question.answerable and not self.passes
 
 
 @dataclass
@@ -97,11 +110,13 @@ class EvalReport:
 
     @property
     def misses(self) -> list[QuestionResult]:
-        """Answerable questions not answered first, and unanswerable ones answered anyway."""
+        """Answerable questions not answered first or refused by the no-answer gate (``refused``),
+        and unanswerable ones answered anyway."""
         return [
             r
             for r in self.results
-            if (r.question.answerable and r.rank != 1) or (not r.question.answerable and r.passes)
+            if (r.question.answerable and (r.rank != 1 or r.refused))
+            or (not r.question.answerable and r.passes)
         ]
 
 

@@ -34,6 +34,8 @@ def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
                 "score": _round(r.first_score),
                 "rank": r.rank,
                 "answered": r.passes,
+                "refused": r.refused,
+                "threshold": _round(r.threshold),
             }
             for r in report.misses
         ],
@@ -100,10 +102,25 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         table.add_row(
             _line(r.question.question),
             _line(r.question.expected()),
-            _line(_first_location(r), ("" if r.passes else " (no answer)", "dim")),
-            f"{r.first_score:.3f}" + (f" (#{r.rank})" if r.rank and r.rank > 1 else ""),
+            _line(_first_location(r), _outcome(r)),
+            _miss_score(r),
         )
     console().print(table)
+
+
+def _outcome(result: QuestionResult) -> tuple[str, str]:
+    """After where a missed question's first result came from: whether the gate refused it (the
+    other misses were answered, wrongly)."""
+    return (" (refused by the no-answer gate)", "yellow") if result.refused else ("", "")
+
+
+def _miss_score(result: QuestionResult) -> str:
+    """The first result's cosine, its rank when not first, and for a question the gate refused
+    the threshold it missed (how close it came)."""
+    text = f"{result.first_score:.3f}"
+    if result.refused:
+        text += f" < threshold {result.threshold:.3f}"
+    return text + (f" (#{result.rank})" if result.rank and result.rank > 1 else "")
 
 
 def _cut_words(report: EvalReport, value: float | None = None) -> str:
