@@ -105,6 +105,8 @@ class EvalReport:
     results: list[QuestionResult]
     suggested_min_score: float | None
     mode: str = "hybrid"
+    legacy_gate: bool = False
+    """``min_score`` is the cosine floor of an index built before the relevance rule, not a margin."""
     metrics: dict[str, float | int | None] = field(default_factory=dict)
     by_kind: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
 
@@ -275,6 +277,7 @@ def evaluate(
         results=results,
         suggested_min_score=suggest_min_score(results),
         mode=mode,
+        legacy_gate=index.legacy_gate,
     )
     report.metrics = _metrics(results, k, ks)
     kinds = sorted({r.question.kind for r in results if r.question.kind})

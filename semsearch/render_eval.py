@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .chunking import PATH_SEPARATOR
-from .render import _line, _say, console
+from .render import _line, _say, console, gate_rule
 
 if TYPE_CHECKING:
     from .evaluation import EvalReport, QuestionResult
@@ -21,6 +21,13 @@ def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
         **report.metrics,
         "mode": report.mode,
         "k": report.k,
+        "gate": {
+            "rule": gate_rule(report.legacy_gate),
+            "value": round(report.min_score, 6),
+            "suggested": _round(report.suggested_min_score),
+        },
+        # The same two numbers under their first names, for existing scripts: the gate's margin
+        # (its cosine floor for an older index), not the threshold `ask --json` reports.
         "min_score": round(report.min_score, 6),
         "suggested_min_score": _round(report.suggested_min_score),
         "calibrated": calibrated,
@@ -129,6 +136,6 @@ def _cut_words(report: EvalReport, value: float | None = None) -> str:
     value = report.min_score if value is None else value
     if value is None:
         return "margin —"
-    if report.results and all(r.legacy for r in report.results):
+    if report.legacy_gate:
         return f"cosine floor {value:.3f}"
     return f"no-answer margin {value:+.3f}"

@@ -204,6 +204,11 @@ def assert_eval_json_consistent(data: dict, questions_file: Path, min_score: flo
     )
     assert (data["mode"], data["k"], data["calibrated"]) == ("hybrid", 3, False)
     assert data["min_score"] == pytest.approx(min_score, abs=1e-6)
+    assert data["gate"] == {
+        "rule": "margin over the off-topic bank",
+        "value": data["min_score"],
+        "suggested": data["suggested_min_score"],
+    }
     shares = ("top1", "top3", "answered", "answered_correct", "rejected")
     assert all(0 <= data[key] <= 1 for key in shares), data
     assert data["recall"] == {"1": data["top1"], "3": data["top3"]}
@@ -253,6 +258,14 @@ def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
     data = json.loads(result.stdout)
     assert_eval_json_consistent(data, SAMPLE_QUESTIONS, load_index(index_dir).min_score)
     assert not (index_dir / "meta.json").read_text().count('"calibrate"')
+    info = json.loads(runner.invoke(app, ["info", "--index", str(index_dir), "--json"]).stdout)
+    assert {key: info["gate"][key] for key in ("rule", "value")} == {
+        key: data["gate"][key] for key in ("rule", "value")
+    }  # the margin under one name
+    refused = next(m for m in data["misses"] if m["refused"])
+    asked = runner.invoke(app, ["ask", refused["question"], "--index", str(index_dir), "--json"])
+    assert asked.exit_code == 1  # refused by `ask` as by `eval`, at the same cosine threshold
+    assert json.loads(asked.stdout)["threshold"] == pytest.approx(refused["threshold"], abs=1e-6)
 
     calibrated = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--calibrate"])
     assert calibrated.exit_code == 0, calibrated.output
