@@ -13,7 +13,9 @@ with Collection("index") as docs:
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # as typing.TYPE_CHECKING, without importing typing: a Ctrl-C while the
+# command line starts lands in ``__main__.main`` sooner (see there); type checkers read it alike
 
 __version__ = "0.1.0"
 

@@ -67,13 +67,16 @@ class QuestionResult:
     legacy: bool = False
     """The index predates the relevance rule (see ``threshold.answer_threshold``)."""
 
+    def threshold_at(self, min_score: float) -> float:
+        """The cosine the first result had to reach with the cut ``min_score``."""
+        return answer_threshold(min_score, self.baseline, self.legacy)
+
     def passes_at(self, min_score: float) -> bool:
         """Whether the first result counts as an answer with the cut ``min_score``: the same
         decision as ``Index.search``."""
         if self.first is None:
             return False
-        threshold = answer_threshold(min_score, self.baseline, self.legacy)
-        return is_answer(self.first_score, self.first_exact, threshold)
+        return is_answer(self.first_score, self.first_exact, self.threshold_at(min_score))
 
     @property
     def relevance(self) -> float:
@@ -84,6 +87,16 @@ class QuestionResult:
     def passes(self) -> bool:
         return self.passes_at(self.min_score)
 
+    @property
+    def threshold(self) -> float:
+        """The question's own threshold: the cosine its first result had to reach."""
+        return self.threshold_at(self.min_score)
+
+    @property
+    def refused(self) -> bool:
+        """An answerable question the no-answer gate answered with nothing."""
+        return self.question.answerable and not self.passes
+
 
 @dataclass
 class EvalReport:
@@ -92,16 +105,20 @@ class EvalReport:
     results: list[QuestionResult]
     suggested_min_score: float | None
     mode: str = "hybrid"
+    legacy_gate: bool = False
+    """``min_score`` is the cosine floor of an index built before the relevance rule, not a margin."""
     metrics: dict[str, float | int | None] = field(default_factory=dict)
     by_kind: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
 
     @property
     def misses(self) -> list[QuestionResult]:
-        """Answerable questions not answered first, and unanswerable ones answered anyway."""
+        """Answerable questions not answered first or refused by the no-answer gate (``refused``),
+        and unanswerable ones answered anyway."""
         return [
             r
             for r in self.results
-            if (r.question.answerable and r.rank != 1) or (not r.question.answerable and r.passes)
+            if (r.question.answerable and (r.rank != 1 or r.refused))
+            or (not r.question.answerable and r.passes)
         ]
 
 
@@ -260,6 +277,7 @@ def evaluate(
         results=results,
         suggested_min_score=suggest_min_score(results),
         mode=mode,
+        legacy_gate=index.legacy_gate,
     )
     report.metrics = _metrics(results, k, ks)
     kinds = sorted({r.question.kind for r in results if r.question.kind})

@@ -186,7 +186,7 @@ def ask_json(question: str, result: Answer) -> dict:
         "reason": result.reason,
         "ranked_by": result.ranked_by,
         "missing": list(result.missing),
-        "min_score": round(result.threshold, 6),
+        "threshold": round(result.threshold, 6),
         "results": [hit_dict(hit, result.question) for hit in result.hits],
     }
 
@@ -325,12 +325,18 @@ def gate_json(index: Index) -> dict:
     calibrated = index.meta.get("calibrated")
     in_force = calibrated if calibrated and index.min_score == calibrated.get("value") else None
     return {
-        "rule": "cosine floor (older index)" if index.legacy_gate else "margin over the off-topic bank",
+        "rule": gate_rule(index.legacy_gate),
         "value": round(index.min_score, 6),
         "origin": "calibrate" if in_force else "build",
         "calibrated_on": in_force.get("questions") if in_force else None,
         "build_value": index.meta["min_score"]["value"],
     }
+
+
+def gate_rule(legacy: bool) -> str:
+    """What the gate's number is (``gate.rule`` in ``info --json`` and ``eval --json``): a margin
+    over each question's baseline, or the cosine floor of an index built before that rule."""
+    return "cosine floor (older index)" if legacy else "margin over the off-topic bank"
 
 
 def gate_words(gate: dict) -> str:

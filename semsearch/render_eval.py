@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .chunking import PATH_SEPARATOR
-from .render import _line, _say, console
+from .render import _line, _say, console, gate_rule
 
 if TYPE_CHECKING:
     from .evaluation import EvalReport, QuestionResult
@@ -21,6 +21,13 @@ def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
         **report.metrics,
         "mode": report.mode,
         "k": report.k,
+        "gate": {
+            "rule": gate_rule(report.legacy_gate),
+            "value": round(report.min_score, 6),
+            "suggested": _round(report.suggested_min_score),
+        },
+        # The same two numbers under their first names, for existing scripts: the gate's margin
+        # (its cosine floor for an older index), not the threshold `ask --json` reports.
         "min_score": round(report.min_score, 6),
         "suggested_min_score": _round(report.suggested_min_score),
         "calibrated": calibrated,
@@ -34,6 +41,8 @@ def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
                 "score": _round(r.first_score),
                 "rank": r.rank,
                 "answered": r.passes,
+                "refused": r.refused,
+                "threshold": _round(r.threshold),
             }
             for r in report.misses
         ],
@@ -100,10 +109,25 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         table.add_row(
             _line(r.question.question),
             _line(r.question.expected()),
-            _line(_first_location(r), ("" if r.passes else " (no answer)", "dim")),
-            f"{r.first_score:.3f}" + (f" (#{r.rank})" if r.rank and r.rank > 1 else ""),
+            _line(_first_location(r), _outcome(r)),
+            _miss_score(r),
         )
     console().print(table)
+
+
+def _outcome(result: QuestionResult) -> tuple[str, str]:
+    """After where a missed question's first result came from: whether the gate refused it (the
+    other misses were answered, wrongly)."""
+    return (" (refused by the no-answer gate)", "yellow") if result.refused else ("", "")
+
+
+def _miss_score(result: QuestionResult) -> str:
+    """The first result's cosine, its rank when not first, and for a question the gate refused
+    the threshold it missed (how close it came)."""
+    text = f"{result.first_score:.3f}"
+    if result.refused:
+        text += f" < threshold {result.threshold:.3f}"
+    return text + (f" (#{result.rank})" if result.rank and result.rank > 1 else "")
 
 
 def _cut_words(report: EvalReport, value: float | None = None) -> str:
@@ -112,6 +136,6 @@ def _cut_words(report: EvalReport, value: float | None = None) -> str:
     value = report.min_score if value is None else value
     if value is None:
         return "margin —"
-    if report.results and all(r.legacy for r in report.results):
+    if report.legacy_gate:
         return f"cosine floor {value:.3f}"
     return f"no-answer margin {value:+.3f}"

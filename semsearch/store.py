@@ -290,11 +290,18 @@ def replace_meta(folder: Path, meta: dict) -> None:
         _fsync(staging)
         os.replace(staging, folder / META_FILE)
     except OSError as exc:
-        staging.unlink(missing_ok=True)
+        _discard(staging)
         raise IndexWriteError(f"cannot write {folder / META_FILE}: {exc.strerror or exc}") from exc
     except BaseException:
-        staging.unlink(missing_ok=True)
+        _discard(staging)
         raise
+
+
+def _discard(path: Path) -> None:
+    """Remove a file a failed write may have left. On a read-only file system removing even a
+    missing file fails (EROFS): that must not hide the write's own error."""
+    with suppress(OSError):
+        path.unlink(missing_ok=True)
 
 
 def update_meta(

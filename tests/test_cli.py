@@ -30,8 +30,11 @@ def test_ask_json_shape(sample_index):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert set(data) == {
-        *("question", "mode", "answered", "reason", "ranked_by", "missing", "min_score", "results")
+        *("question", "mode", "answered", "reason", "ranked_by", "missing", "threshold", "results")
     }
+    # The cosine a passage had to reach, as the reason and the MCP server's `threshold` say (not
+    # the gate's margin, which `info --json` and `eval --json` give as `gate.value`).
+    assert f"this question's threshold {data['threshold']:.3f}" in data["reason"]
     assert data["ranked_by"] == "cosine similarity"  # names nothing exact: no keyword fusion
     assert data["question"] == "Ile kosztuje dostawa do paczkomatu?" and data["mode"] == "hybrid"
     assert data["answered"] is True and data["reason"].startswith(f"{len(data['results'])} passage(s) reach")
@@ -53,7 +56,7 @@ def test_ask_json_shape(sample_index):
     }
     assert set(first) == fields | {"keyword_score"}
     assert set(first["snippet"]) == {"text", "start_line", "end_line"} and first["snippet"]["text"]
-    assert first["rank"] == 1 and first["score"] >= data["min_score"] and first["exact"] is False
+    assert first["rank"] == 1 and first["score"] >= data["threshold"] and first["exact"] is False
     assert first["section"] == " › ".join(first["headings"])
     assert first["start_line"] <= first["end_line"]
     dense = json.loads(
@@ -85,7 +88,7 @@ def test_ask_off_topic_exits_1_with_one_line(sample_index):
 def test_min_score_override(sample_index):
     low = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--min-score", "-1", "--json")
     assert low.exit_code == 0
-    assert json.loads(low.stdout)["min_score"] == -1
+    assert json.loads(low.stdout)["threshold"] == -1
     high = run("ask", "Ile kosztuje dostawa?", "--index", sample_index, "--min-score", "1.0")
     assert high.exit_code == 1
 

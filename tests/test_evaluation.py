@@ -13,6 +13,7 @@ from semsearch.errors import QuestionsError
 from semsearch.evaluation import Question, evaluate, is_hit, load_questions, suggest_min_score
 from semsearch.index import Index, load_index
 from semsearch.keywords import build_keyword_index
+from semsearch.render_eval import eval_json, print_eval
 
 
 def chunk(i: int, source: str, text: str) -> Chunk:
@@ -110,6 +111,24 @@ def test_metrics_on_a_hand_checked_case(tiny):
     assert 1 / np.sqrt(3) < report.suggested_min_score <= 0.9 / np.sqrt(0.9**2 + 0.8**2)
 
 
+def test_an_answerable_question_the_gate_refused_is_a_miss_with_its_threshold(tiny, capsys, monkeypatch):
+    """Right passage first but below the threshold: the summary counts it as not answered, so the
+    misses must show it, marked as refused, with the cosine and the threshold it missed."""
+    index, embedder, _ = tiny
+    embedder.table["q-weak"] = [0.45, -0.6, -0.6]  # a first, cosine 0.469 < the floor 0.5
+    report = evaluate(index, embedder, [Question(1, "q-a", sources=("a.md",)), Question(2, "q-weak", ("a",))])
+    assert report.metrics["top1"] == 1.0 and report.metrics["answered"] == 0.5
+    assert [(r.question.question, r.rank, r.refused) for r in report.misses] == [("q-weak", 1, True)]
+    (miss,) = eval_json(report)["misses"]
+    assert (miss["rank"], miss["answered"], miss["refused"]) == (1, False, True)
+    assert miss["score"] == pytest.approx(0.45 / np.sqrt(0.45**2 + 0.72), abs=1e-4)
+    assert miss["threshold"] == 0.5
+    monkeypatch.setenv("COLUMNS", "200")
+    print_eval(report)
+    row = next(line for line in capsys.readouterr().out.splitlines() if "q-weak" in line)
+    assert "refused by the no-answer gate" in row and "0.469 < threshold 0.500" in row
+
+
 def test_suggestion_with_one_kind_of_question_only(tiny):
     index, embedder, questions = tiny
     only_answerable = evaluate(index, embedder, questions[:3])
@@ -185,6 +204,11 @@ def assert_eval_json_consistent(data: dict, questions_file: Path, min_score: flo
     )
     assert (data["mode"], data["k"], data["calibrated"]) == ("hybrid", 3, False)
     assert data["min_score"] == pytest.approx(min_score, abs=1e-6)
+    assert data["gate"] == {
+        "rule": "margin over the off-topic bank",
+        "value": data["min_score"],
+        "suggested": data["suggested_min_score"],
+    }
     shares = ("top1", "top3", "answered", "answered_correct", "rejected")
     assert all(0 <= data[key] <= 1 for key in shares), data
     assert data["recall"] == {"1": data["top1"], "3": data["top3"]}
@@ -206,10 +230,19 @@ def assert_eval_json_consistent(data: dict, questions_file: Path, min_score: flo
     misses = data["misses"]
     assert all(rows[m["line"]]["question"] == m["question"] for m in misses)
     missed_answerable = [m for m in misses if m["line"] in answerable]
-    assert len(missed_answerable) == len(answerable) - first
-    assert all(m["rank"] is None or 1 < m["rank"] <= 10 for m in missed_answerable)
+    right_and_answered = round(data["answered_correct"] * len(answerable))
+    assert len(missed_answerable) == len(answerable) - right_and_answered
+    assert all(m["rank"] is None or 1 <= m["rank"] <= 10 for m in missed_answerable)
+    assert sum(m["rank"] != 1 for m in missed_answerable) == len(answerable) - first
+    refused = [m for m in missed_answerable if m["refused"]]
+    assert len(refused) == round((1 - data["answered"]) * len(answerable))
+    assert all(not m["answered"] and m["score"] < m["threshold"] for m in refused)
+    assert all(m["refused"] or m["rank"] != 1 for m in missed_answerable)
     wrongly_answered = [m for m in misses if m["line"] not in answerable]
-    assert all(m["answered"] and m["rank"] is None and m["expected"] == "no answer" for m in wrongly_answered)
+    assert all(
+        m["answered"] and not m["refused"] and m["rank"] is None and m["expected"] == "no answer"
+        for m in wrongly_answered
+    )
     assert len(wrongly_answered) == round((1 - data["rejected"]) * data["unanswerable"])
     assert all(m["score"] <= data["highest_unanswerable_score"] for m in wrongly_answered)
     assert data["lowest_correct_first_score"] is not None and data["suggested_min_score"] is not None
@@ -225,6 +258,14 @@ def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
     data = json.loads(result.stdout)
     assert_eval_json_consistent(data, SAMPLE_QUESTIONS, load_index(index_dir).min_score)
     assert not (index_dir / "meta.json").read_text().count('"calibrate"')
+    info = json.loads(runner.invoke(app, ["info", "--index", str(index_dir), "--json"]).stdout)
+    assert {key: info["gate"][key] for key in ("rule", "value")} == {
+        key: data["gate"][key] for key in ("rule", "value")
+    }  # the margin under one name
+    refused = next(m for m in data["misses"] if m["refused"])
+    asked = runner.invoke(app, ["ask", refused["question"], "--index", str(index_dir), "--json"])
+    assert asked.exit_code == 1  # refused by `ask` as by `eval`, at the same cosine threshold
+    assert json.loads(asked.stdout)["threshold"] == pytest.approx(refused["threshold"], abs=1e-6)
 
     calibrated = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--calibrate"])
     assert calibrated.exit_code == 0, calibrated.output
