@@ -29,6 +29,9 @@ class Answer:
     missing: tuple[str, ...] = ()
     """Codes and references the question names verbatim that no searched passage holds
     (``PAY-999``, ``§ 99``): whatever passed the gate does not speak of them."""
+    best_score: float | None = None
+    """The highest cosine among the passages ranked, passed or not (None: none was ranked):
+    how close a refused question came."""
 
     @property
     def answered(self) -> bool:
@@ -54,7 +57,8 @@ class Answer:
             rule = f"this question's threshold {self.threshold:.3f} (set by {BASELINE_IN_WORDS})"
         if self.answered:
             return f"{len(self.hits)} passage(s) reach {rule}"
-        return f"no passage reaches {rule}; the indexed documents seem not to cover it"
+        best = "" if self.best_score is None else f"; the best scores {self.best_score:.3f}"
+        return f"no passage reaches {rule}{best}; the indexed documents seem not to cover it"
 
 
 class Ranked(NamedTuple):

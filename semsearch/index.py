@@ -306,15 +306,18 @@ class Index:
         if threshold is None:
             own_baseline = self.baseline(question, query_vector, cosine, self.allowed_rows(paths, where))
             threshold = self.answer_threshold(own_baseline)
-        found = [
-            r
-            for r in self.ranked(question, query_vector, k, mode, paths, where, cosine)
-            if is_answer(r.score, r.exact, threshold)
-        ]
+        ranked = self.ranked(question, query_vector, k, mode, paths, where, cosine)
+        found = [r for r in ranked if is_answer(r.score, r.exact, threshold)]
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
-        missing = self.missing_names(question, self.allowed_rows(paths, where))
         return Answer(
-            question, hits, float(threshold), own_baseline, mode, fused=fuses(mode, question), missing=missing
+            question,
+            hits,
+            float(threshold),
+            own_baseline,
+            mode,
+            fused=fuses(mode, question),
+            missing=self.missing_names(question, self.allowed_rows(paths, where)),
+            best_score=max((r.score for r in ranked), default=None),
         )
 
     def missing_names(self, question: str, allowed: np.ndarray | None = None) -> tuple[str, ...]:

@@ -45,6 +45,9 @@ class SearchResult(TypedDict):
     question_cut: Annotated[bool, Field(description="Whether it was cut to the model's input limit.")]
     mode: str
     threshold: Annotated[float, Field(description="The cosine a passage had to reach.")]
+    best_score: Annotated[
+        float | None, Field(description="The best passage's cosine, passed or not: how close a refusal came.")
+    ]
     stale: Stale | None
 
 
@@ -72,8 +75,11 @@ class IndexInfo(TypedDict):
     file_names: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES} files.")]
     chunks: Annotated[int, Field(description="Indexed passages.")]
     model: str
-    threshold: float
-    threshold_origin: str
+    margin: Annotated[
+        float,
+        Field(description="How far a passage's cosine must exceed each question's baseline."),
+    ]
+    margin_origin: str
     built_at: str | None
     semsearch_version: str | None
     changed_files: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES}.")]

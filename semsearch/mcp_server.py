@@ -144,6 +144,7 @@ class Library:
             question_cut=answer.question_cut,
             mode=answer.mode,
             threshold=round(answer.threshold, 4),
+            best_score=None if answer.best_score is None else round(answer.best_score, 4),
             stale=stale,
         )
 
@@ -200,8 +201,8 @@ class Library:
             file_names=files[:MAX_LISTED_FILES],
             chunks=len(index.chunks),
             model=index.model,
-            threshold=round(index.min_score, 4),
-            threshold_origin=origin,
+            margin=round(index.min_score, 4),
+            margin_origin=origin,
             built_at=meta.get("built_at"),
             semsearch_version=meta.get("semsearch_version"),
             changed_files=changed[:MAX_LISTED_FILES],

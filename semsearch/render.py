@@ -187,6 +187,7 @@ def ask_json(question: str, result: Answer) -> dict:
         "ranked_by": result.ranked_by,
         "missing": list(result.missing),
         "threshold": round(result.threshold, 6),
+        "best_score": None if result.best_score is None else round(result.best_score, 6),
         "results": [hit_dict(hit, result.question) for hit in result.hits],
     }
 

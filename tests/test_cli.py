@@ -29,9 +29,8 @@ def test_ask_json_shape(sample_index):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "-k", "2")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) == {
-        *("question", "mode", "answered", "reason", "ranked_by", "missing", "threshold", "results")
-    }
+    keys = ("question", "mode", "answered", "reason", "ranked_by", "missing", "threshold", "best_score")
+    assert set(data) == {*keys, "results"}
     # The cosine a passage had to reach, as the reason and the MCP server's `threshold` say (not
     # the gate's margin, which `info --json` and `eval --json` give as `gate.value`).
     assert f"this question's threshold {data['threshold']:.3f}" in data["reason"]
@@ -152,3 +151,14 @@ def test_a_refusal_never_reaches_a_pipe(sample_index, option):
     result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, option)
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.startswith("No answer: no passage reaches")
+
+
+def test_a_refusal_says_how_close_the_best_passage_came(sample_index):
+    refused = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--json")
+    assert refused.exit_code == 1
+    data = json.loads(refused.stdout)
+    assert data["results"] == [] and data["best_score"] < data["threshold"]
+    assert f"the best scores {data['best_score']:.3f}" in data["reason"]
+    question = "Jaka jest pogoda w Krakowie?"
+    anything = json.loads(run("ask", question, "--index", sample_index, "--json", "--min-score", "-1").stdout)
+    assert data["best_score"] == pytest.approx(max(r["score"] for r in anything["results"]))

