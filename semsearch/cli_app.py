@@ -13,13 +13,21 @@ from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from . import render
-from .errors import IndexChangedError, IndexCorruptError, IndexMissingError, SemsearchError
+from .errors import (
+    IndexChangedError,
+    IndexCorruptError,
+    IndexMissingError,
+    MetaUnreadableError,
+    SemsearchError,
+)
 
 EXIT_NO_ANSWER = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 HINTS: dict[type[SemsearchError], str] = {
     IndexMissingError: "build one with `semsearch build DOCS --index INDEX`",
+    MetaUnreadableError: "nothing proves semsearch made that folder, so `semsearch build` leaves it "
+    "alone: remove it yourself, then build again",
     IndexCorruptError: "rebuild it with `semsearch build DOCS --index INDEX`",
     IndexChangedError: "run the command again",
 }

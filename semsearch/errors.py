@@ -20,6 +20,11 @@ class IndexCorruptError(SemsearchError):
     """The index exists but cannot be trusted (truncated, inconsistent, foreign)."""
 
 
+class MetaUnreadableError(IndexCorruptError):
+    """The index's meta.json cannot be read: nothing proves semsearch made the folder, so a
+    build will not replace it (see ``store.writable_target``)."""
+
+
 class ModelError(SemsearchError):
     """The embedding model cannot be loaded or does not match the index."""
 

@@ -30,7 +30,7 @@ from . import __version__
 from .chunking import PATH_SEPARATOR, Chunk
 from .collection import Collection
 from .embedders import Embedder
-from .errors import IndexCorruptError, IndexMissingError, SemsearchError
+from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
 from .frontmatter import fields_seen
 from .threshold import BASELINE_IN_WORDS
 
@@ -259,6 +259,8 @@ class Library:
     def _message(self, exc: SemsearchError) -> str:
         if isinstance(exc, IndexMissingError):
             return f"{exc}; build it with `semsearch build DOCS --index {self.path}`"
+        if isinstance(exc, MetaUnreadableError):
+            return f"{exc}; remove the folder, then build again: `semsearch build DOCS --index {self.path}`"
         if isinstance(exc, IndexCorruptError):
             return f"{exc}; rebuild it with `semsearch build DOCS --index {self.path}`"
         return str(exc)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .chunkfile import ChunkFile
-from .errors import IndexCorruptError, IndexMissingError, SemsearchError
+from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
 from .keywords import KeywordIndex
 from .schema import META_FILE, check_meta
 
@@ -77,7 +77,7 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None) -> StoredIndex
     try:
         meta = json.loads((index_dir / META_FILE).read_text(encoding="utf-8"))
     except READ_ERRORS as exc:
-        raise IndexCorruptError(f"{problem} has unreadable metadata ({exc})") from exc
+        raise MetaUnreadableError(f"{problem} has unreadable metadata ({exc})") from exc
     meta = check_meta(meta, problem)
     try:
         chunks = ChunkFile.open(index_dir)

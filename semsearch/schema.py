@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .chunkfile import CHUNKS_FILE, OFFSETS_FILE
-from .errors import IndexCorruptError
+from .errors import IndexCorruptError, MetaUnreadableError
 from .keywords import FILES as KEYWORD_FILES
 
 INDEX_FORMAT = 1
@@ -118,7 +118,7 @@ def check_meta(meta: Any, problem: str) -> dict:
     """``meta`` with every field a reader uses checked (and older layouts brought up to date);
     a missing or mistyped field is a corrupt index."""
     if not isinstance(meta, dict):
-        raise IndexCorruptError(f"{problem} has unreadable metadata (not a JSON object)")
+        raise MetaUnreadableError(f"{problem} has unreadable metadata (not a JSON object)")
     if _integer(meta.get("format")) and meta["format"] > INDEX_FORMAT:
         raise IndexCorruptError(
             f"{problem} was written by a newer semsearch ({meta.get('semsearch_version')}); upgrade semsearch"

@@ -229,6 +229,17 @@ def test_corrupt_index_is_one_clean_line(sample_index, tmp_path, damage, message
     assert result.stderr.strip().count("\n") == 0  # one line
 
 
+def test_an_unreadable_meta_json_gets_the_advice_build_gives(sample_index, tmp_path):
+    """An outside probe: ask said "rebuild it", build then refused to replace the folder."""
+    broken = tmp_path / "index"
+    shutil.copytree(sample_index, broken)
+    (broken / "meta.json").write_text("{not json")
+    asked = runner.invoke(app, ["ask", "dostawa", "--index", str(broken)])
+    built = runner.invoke(app, ["build", str(REPO / "docs"), "--index", str(broken)])
+    assert asked.exit_code == built.exit_code == 2
+    assert "remove it yourself" in asked.stderr and "remove it yourself" in built.stderr
+
+
 def test_random_bytes_without_nul_are_binary_but_legacy_encoded_text_is_read(tmp_path):
     """An outside probe: 20 KB of random bytes 1-255 (no NUL) was indexed as 71 chunks of
     replacement characters and became the best match for off-topic questions."""
