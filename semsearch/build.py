@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -141,9 +142,10 @@ def build_index(
     paths, skipped = discover(docs, excludes, excluded)
     report_step(Step("finding", len(paths), len(paths), "files"))
     if not paths:
-        raise DocsError(f"no Markdown files (.md, .markdown) under {docs}")
+        kept = f" ({index_dir}/ still holds its last build: remove it if you no longer need it)"
+        raise DocsError(f"no Markdown files (.md, .markdown) under {docs}{kept if peek_meta(target) else ''}")
     settings = chunking_settings(max_tokens)
-    with index_lock(target):
+    with nullcontext() if dry_run else index_lock(target):  # a dry run writes nothing, not even a lock
         plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)
         plan.report.index_dir = Path(index_dir)
         plan.report.excluded = sorted(excluded)

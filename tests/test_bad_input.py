@@ -256,3 +256,21 @@ def test_random_bytes_without_nul_are_binary_but_legacy_encoded_text_is_read(tmp
     legacy.write_bytes((REPO / "docs" / "zwroty.md").read_text(encoding="utf-8").encode("cp1250"))
     read = read_source(legacy, tmp_path)
     assert isinstance(read, SourceFile) and read.warning and "invalid UTF-8" in read.warning
+
+
+def test_a_dry_run_writes_nothing_and_an_emptied_folder_names_the_index_left(tmp_path):
+    """An outside probe: --dry-run failed on read-only media creating its lock file (and made
+    the index's parent folders); after every document was deleted, build's error did not say
+    that the index still answers from them."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nZwrot w ciągu 14 dni.\n", encoding="utf-8")
+    dry = runner.invoke(
+        app, ["build", str(docs), "--index", str(tmp_path / "new" / "sub" / "idx"), "--dry-run"]
+    )
+    assert dry.exit_code == 0, dry.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]  # no folder, no lock file
+    assert runner.invoke(app, ["build", str(docs), "--index", str(tmp_path / "idx")]).exit_code == 0
+    (docs / "a.md").unlink()
+    emptied = runner.invoke(app, ["build", str(docs), "--index", str(tmp_path / "idx")])
+    assert emptied.exit_code == 2 and "idx/ still holds its last build" in emptied.stderr
