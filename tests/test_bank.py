@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from semsearch.bank import bank_vectors, cache_folder, offtopic_bank, vectors_name
 from semsearch.build import build_index
@@ -69,6 +70,7 @@ def test_a_damaged_cache_file_is_embedded_again(tmp_path, fake_embedder, monkeyp
     np.testing.assert_allclose(np.load(path), vectors)
 
 
+@pytest.mark.slow  # embeds every evaluation question
 def test_no_bank_question_duplicates_an_evaluation_question():
     """The bank must not know the eval sets' questions (issue 14): no bank row may be a near-copy,
     paraphrase or translation of a question in tests/data/*.jsonl or in the shared sets beside

@@ -280,6 +280,7 @@ def test_index_folders_and_files_follow_the_umask_and_no_lock_file_is_left(docs,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "index"]
 
 
+@pytest.mark.slow  # imports sentence-transformers (~7 s)
 def test_ask_never_goes_to_the_network_for_a_hub_model(sample_index, tmp_path):
     """The build downloads a hub model; ask loads it from disk only, and fails fast without it."""
     pytest.importorskip("sentence_transformers")
