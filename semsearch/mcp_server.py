@@ -32,6 +32,7 @@ from .collection import Collection
 from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
 from .frontmatter import fields_seen
+from .sources import docs_relative
 from .threshold import BASELINE_IN_WORDS
 
 try:
@@ -156,6 +157,7 @@ class Library:
         end_line: EndLine = None,
     ) -> PassageResult:
         with self._call() as collection:
+            source = _indexed_name(collection, source)
             chunks = _file_chunks(collection, source)
             if section is not None:
                 chunks = _in_section(chunks, source, section)
@@ -280,6 +282,14 @@ def _stamp(path: Path) -> tuple[int, ...] | None:
     except OSError:
         return None
     return (folder.st_dev, folder.st_ino, meta.st_ino, meta.st_mtime_ns, meta.st_size)
+
+
+def _indexed_name(collection: Collection, source: str) -> str:
+    """``source`` as the index names it: an absolute path (``ask --json`` prints ``path``) or
+    one relative to the current folder becomes relative to the documents folder."""
+    if source in collection.index.meta.get("files", {}):
+        return source
+    return docs_relative(source, Path(collection.index.meta["docs_root"]))
 
 
 def _file_chunks(collection: Collection, source: str) -> Iterator[Chunk]:

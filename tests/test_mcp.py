@@ -159,6 +159,8 @@ def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds
     assert library.index_info()["files"] == 2 and library._collection is not first
     assert library._collection.embedder is fake_embedder  # the model is kept across the reopen
     assert library.get_passage("b.md")["passages"][0]["text"] == "You have 30 days to return goods."
+    absolute = library.get_passage(str((docs / "b.md").resolve()))  # the path `ask --json` prints
+    assert absolute["source"] == "b.md" and absolute["passages"] == library.get_passage("b.md")["passages"]
     assert found["mode"] == "dense"
 
     write_min_score(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites meta.json only
