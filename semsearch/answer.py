@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from .search import Hit
@@ -29,6 +29,8 @@ class Answer:
     missing: tuple[str, ...] = ()
     """Codes and references the question names verbatim that no searched passage holds
     (``PAY-999``, ``§ 99``): whatever passed the gate does not speak of them."""
+    missing_elsewhere: dict[str, list[str]] = field(default_factory=dict)
+    """Those of ``missing`` that files outside ``--path``/``--where`` hold, with the files."""
     best_score: float | None = None
     """The highest cosine among the passages ranked, passed or not (None: none was ranked):
     how close a refused question came."""

@@ -316,22 +316,28 @@ class Index:
             own_baseline,
             mode,
             fused=fuses(mode, question),
-            missing=self.missing_names(question, self.allowed_rows(paths, where)),
+            missing=tuple(missing := self.missing_outside(question, self.allowed_rows(paths, where))),
+            missing_elsewhere={name: files for name, files in missing.items() if files},
             best_score=max((r.score for r in ranked), default=None),
         )
 
     def missing_names(self, question: str, allowed: np.ndarray | None = None) -> tuple[str, ...]:
         """The codes and references ``question`` names verbatim (see ``identifier_rows``) that no
         row holds (only rows where ``allowed``); none without a keyword index."""
+        return tuple(self.missing_outside(question, allowed))
+
+    def missing_outside(self, question: str, allowed: np.ndarray | None = None) -> dict[str, list[str]]:
+        """``missing_names``, each with the files outside ``allowed`` that hold it (a code asked
+        about under ``--path`` may sit in a file not searched)."""
         if self.keywords is None:
-            return ()
+            return {}
         named = [(code, self.keywords.rows_with(code)) for code in identifiers(question)]
         named += [(" ".join(parts), self.keywords.rows_with_all(parts)) for parts in references(question)]
-        return tuple(
-            dict.fromkeys(
-                name for name, rows in named if not (len(rows) if allowed is None else allowed[rows].any())
-            )
-        )
+        found: dict[str, list[str]] = {}
+        for name, rows in named:
+            if name not in found and not (len(rows) if allowed is None else allowed[rows].any()):
+                found[name] = sorted({self.chunks[int(row)].source for row in rows})
+        return found
 
 
 def fuses(mode: str, question: str) -> bool:

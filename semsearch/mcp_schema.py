@@ -40,6 +40,9 @@ class SearchResult(TypedDict):
     missing: Annotated[
         list[str], Field(description="Codes or references the question names that no searched passage holds.")
     ]
+    missing_elsewhere: Annotated[
+        dict[str, list[str]], Field(description="Those of missing that files outside paths/where hold.")
+    ]
     hits: list[SearchHit]
     question: Annotated[str, Field(description="The question as searched.")]
     question_cut: Annotated[bool, Field(description="Whether it was cut to the model's input limit.")]

@@ -126,6 +126,7 @@ class Library:
             reason=answer.reason,
             ranked_by=answer.ranked_by,
             missing=list(answer.missing),
+            missing_elsewhere=answer.missing_elsewhere,
             hits=[
                 SearchHit(
                     rank=hit.rank,

@@ -186,6 +186,7 @@ def ask_json(question: str, result: Answer) -> dict:
         "reason": result.reason,
         "ranked_by": result.ranked_by,
         "missing": list(result.missing),
+        "missing_elsewhere": result.missing_elsewhere,
         "threshold": round(result.threshold, 6),
         "best_score": None if result.best_score is None else round(result.best_score, 6),
         "results": [hit_dict(hit, result.question) for hit in result.hits],
@@ -238,11 +239,18 @@ def no_answer(result: Answer) -> None:
 
 
 def missing_names(result: Answer, stderr: bool = False) -> None:
-    """Say which codes or references the question names appear in no searched passage."""
+    """Say which codes or references the question names appear in no searched passage (and
+    where they are, when a filter left their files out)."""
     if result.missing:
         them = "them" if len(result.missing) > 1 else "it"
         about = f" (the passages above do not mention {them})" if result.answered and not stderr else ""
-        _say(f"Not found in the searched documents: {', '.join(result.missing)}{about}.", stderr=stderr)
+        named = [
+            f"{name} (in {', '.join(result.missing_elsewhere[name])}, not searched)"
+            if name in result.missing_elsewhere
+            else name
+            for name in result.missing
+        ]
+        _say(f"Not found in the searched documents: {', '.join(named)}{about}.", stderr=stderr)
 
 
 def print_result(result: Answer, full: bool = False) -> None:

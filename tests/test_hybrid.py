@@ -178,7 +178,8 @@ def test_a_code_no_document_holds_is_named_as_missing(sample_index):
     known = json.loads(run("ask", "Co oznacza błąd PAY-517?", "--index", sample_index, "--json").stdout)
     assert known["missing"] == [] and known["answered"]
     filtered = run("ask", "Co oznacza błąd PAY-517?", "--index", sample_index, "--path", "regulamin.md")
-    assert "Not found in the searched documents: PAY-517." in filtered.stdout  # not in the file searched
+    # not in the file searched, and where it is
+    assert "Not found in the searched documents: PAY-517 (in platnosci.md, not searched)." in filtered.stdout
     prompt = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--context")
     assert prompt.exit_code == 0 and "Not found in the searched documents: PAY-999." in prompt.stderr
     assert "Not found" not in prompt.stdout  # the prompt on stdout stays what the model reads
@@ -197,6 +198,8 @@ def test_missing_names_against_masks(sample_index):
     assert index.missing_names(question) == ("PAY-999",)
     assert index.missing_names(question, everywhere) == ("PAY-999",)
     assert index.missing_names(question, elsewhere) == ("PAY-517", "PAY-999")
+    sources = sorted({index.chunks[int(row)].source for row in holding})
+    assert index.missing_outside(question, elsewhere) == {"PAY-517": sources, "PAY-999": []}
 
 
 @pytest.mark.slow
