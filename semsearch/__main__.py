@@ -21,6 +21,18 @@ def main() -> None:
         run()
     except KeyboardInterrupt:
         _interrupted()
+    finally:
+        _ignore_interrupts()
+
+
+def _ignore_interrupts() -> None:
+    """The command is done: a Ctrl-C while the interpreter shuts down (closing the model in a
+    ``__del__``) would print "Exception ignored ... KeyboardInterrupt" after the answer."""
+    import contextlib
+    import signal
+
+    with contextlib.suppress(ValueError, OSError):  # not the main thread
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _interrupted() -> None:

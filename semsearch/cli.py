@@ -289,12 +289,12 @@ def ask(
         render.question_cut(question, result.question, collection.embedder.max_input_tokens)
     question = result.question  # what both embeddings and keywords saw
     with render.results_output():
-        if not result.answered and (context or as_jsonl):  # nothing for a model or a pipe to read
+        if not result.answered and (as_jsonl or (context and not as_json)):  # nothing for a model to read
             render.no_answer(result)
             render.missing_names(result, stderr=True)
         elif context and result.hits:
             if as_json:
-                render.print_json(render.prompt_json(question, prompt, result.missing))
+                render.print_json(render.prompt_json(question, prompt, result))
             else:
                 render.print_prompt(prompt)
                 render.missing_names(result, stderr=True)

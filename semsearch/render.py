@@ -193,10 +193,14 @@ def ask_json(question: str, result: Answer) -> dict:
     }
 
 
-def prompt_json(question: str, prompt: Prompt, missing: tuple[str, ...] = ()) -> dict:
+def prompt_json(question: str, prompt: Prompt, result: Answer) -> dict:
     return {
         "question": question,
-        "missing": list(missing),
+        "answered": result.answered,
+        "threshold": round(result.threshold, 6),
+        "best_score": None if result.best_score is None else round(result.best_score, 6),
+        "missing": list(result.missing),
+        "missing_elsewhere": result.missing_elsewhere,
         "prompt": prompt.text,
         "tokens": prompt.tokens,
         "sources": [
@@ -241,16 +245,17 @@ def no_answer(result: Answer) -> None:
 def missing_names(result: Answer, stderr: bool = False) -> None:
     """Say which codes or references the question names appear in no searched passage (and
     where they are, when a filter left their files out)."""
-    if result.missing:
-        them = "them" if len(result.missing) > 1 else "it"
-        about = f" (the passages above do not mention {them})" if result.answered and not stderr else ""
-        named = [
-            f"{name} (in {', '.join(result.missing_elsewhere[name])}, not searched)"
-            if name in result.missing_elsewhere
-            else name
-            for name in result.missing
-        ]
-        _say(f"Not found in the searched documents: {', '.join(named)}{about}.", stderr=stderr)
+    if not result.missing:
+        return
+    named = [
+        f"{name} (in {', '.join(result.missing_elsewhere[name])}, not searched)"
+        if name in result.missing_elsewhere
+        else name
+        for name in result.missing
+    ]
+    them = "them" if len(named) > 1 else "it"
+    above = f" The passages above do not mention {them}." if result.answered and not stderr else ""
+    _say(f"Not found in the searched documents: {', '.join(named)}.{above}", stderr=stderr)
 
 
 def print_result(result: Answer, full: bool = False) -> None:

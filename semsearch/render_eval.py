@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .chunking import PATH_SEPARATOR
-from .render import _line, _say, console, gate_rule
+from .render import _line, _say, console, counted, gate_rule
 
 if TYPE_CHECKING:
     from .evaluation import EvalReport, QuestionResult
@@ -68,7 +68,7 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
     suggested = report.suggested_min_score
     topk = f"   top-{report.k} {_pct(m[f'top{report.k}'])}" if report.k not in (1, 3) else ""
     _say(
-        (f"{m['questions']} questions", "bold"),
+        (counted(m["questions"], "question"), "bold"),
         f" ({m['answerable']} answerable, {m['unanswerable']} not), {report.mode} search",
     )
     _say(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {m['mrr']}")

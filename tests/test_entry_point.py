@@ -64,3 +64,32 @@ def test_ctrl_c_while_the_command_loads_is_exit_130_without_a_traceback(how, mod
     )
     assert "Traceback" not in done.stderr, done.stderr
     assert (done.returncode, done.stderr, done.stdout) == (130, "error: interrupted\n", "")
+
+
+CTRL_C_AT_SHUTDOWN = """
+import signal, sys
+
+class Closing:
+    def __del__(self):  # as the model's own __del__ runs while the interpreter shuts down
+        signal.raise_signal(signal.SIGINT)
+        print("after the interrupt", file=sys.stderr)
+
+closing = Closing()
+sys.argv = ["semsearch", "--version"]
+from semsearch.__main__ import main
+main()
+"""
+
+
+def test_ctrl_c_after_the_command_finished_prints_no_traceback():
+    """A probe: Ctrl-C right after an answer printed "Exception ignored in: <function
+    E5.__del__> ... KeyboardInterrupt" while the interpreter shut down."""
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C_AT_SHUTDOWN],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0 and "semsearch" in done.stdout
+    assert "KeyboardInterrupt" not in done.stderr and "after the interrupt" in done.stderr

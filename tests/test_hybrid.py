@@ -170,7 +170,7 @@ def test_a_code_no_document_holds_is_named_as_missing(sample_index):
     """Asked about PAY-999, the nearest passage lists other PAY codes: the reader is told that
     none of them is the one asked about (and § 99 likewise); a code present is not listed."""
     unknown = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "-k", "1")
-    assert "Not found in the searched documents: PAY-999 (the passages above do not mention it)." in (
+    assert "Not found in the searched documents: PAY-999. The passages above do not mention it." in (
         unknown.stdout
     )
     as_json = json.loads(run("ask", "Co mówi § 99 albo PAY-517?", "--index", sample_index, "--json").stdout)
@@ -185,6 +185,10 @@ def test_a_code_no_document_holds_is_named_as_missing(sample_index):
     assert "Not found" not in prompt.stdout  # the prompt on stdout stays what the model reads
     prompt_json = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--context", "--json")
     assert json.loads(prompt_json.stdout)["missing"] == ["PAY-999"]
+    # a refusal under --context --json is still JSON on stdout (a probe got nothing to parse)
+    refused = run("ask", "PAY-517", "--index", sample_index, "--path", "regulamin.md", "--context", "--json")
+    assert refused.exit_code == 1 and json.loads(refused.stdout)["answered"] is False
+    assert json.loads(refused.stdout)["missing_elsewhere"] == {"PAY-517": ["platnosci.md"]}
 
 
 def test_missing_names_against_masks(sample_index):
