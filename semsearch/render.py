@@ -302,6 +302,17 @@ def stale_warning(changed: list[str], index: Index) -> None:
     if not os.path.isdir(docs_root):
         warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
         return
+    recorded = index.meta.get("files", {})
+    if (
+        changed
+        and set(changed) == set(recorded)
+        and not any(os.path.exists(os.path.join(docs_root, *name.split("/"))) for name in recorded)
+    ):  # a build would find nothing to index: no advice to run one
+        warning(
+            f"every indexed file was removed from {docs_root}/ since the build; "
+            "what follows comes from their indexed text"
+        )
+        return
     if changed:
         import shlex
 

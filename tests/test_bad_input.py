@@ -274,3 +274,17 @@ def test_a_dry_run_writes_nothing_and_an_emptied_folder_names_the_index_left(tmp
     (docs / "a.md").unlink()
     emptied = runner.invoke(app, ["build", str(docs), "--index", str(tmp_path / "idx")])
     assert emptied.exit_code == 2 and "idx/ still holds its last build" in emptied.stderr
+
+
+def test_ask_gives_no_build_advice_when_every_indexed_file_is_gone(tmp_path):
+    """A probe: after every document was deleted, ask advised a build, which then failed."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Zwroty\n\nZwrot w ciągu 14 dni.\n", encoding="utf-8")
+    assert runner.invoke(app, ["build", str(docs), "--index", str(tmp_path / "idx")]).exit_code == 0
+    (docs / "a.md").unlink()
+    asked = runner.invoke(app, ["ask", "Ile mam dni na zwrot?", "--index", str(tmp_path / "idx")])
+    assert "every indexed file was removed" in asked.stderr and "semsearch build" not in asked.stderr
+    (docs / "b.md").write_text("# Nowy\n\nNowy plik.\n", encoding="utf-8")  # a build would work again
+    asked = runner.invoke(app, ["ask", "Ile mam dni na zwrot?", "--index", str(tmp_path / "idx")])
+    assert "semsearch build" in asked.stderr
