@@ -129,14 +129,18 @@ class Index:
         offset = self.language_offset(query_vector) if rule.language_weight else 0.0
         return float(baseline(rule, similarity, coverage, offset))
 
+    @property
+    def bank_languages(self) -> list[str] | None:
+        """The language of each bank row, as its build recorded them (None before gate 4)."""
+        languages = self.meta.get("offtopic", {}).get("languages")
+        return languages if isinstance(languages, list) and len(languages) == len(self.offtopic) else None
+
     def background_for(self, question: str) -> np.ndarray:
         """The bank questions ``question`` is compared with: the bank's inputs in no language
         (``asdf``, ``test``) only when none of its words occurs in the documents, so that a
         one-word search for a term the documents use is not taken for keyboard mash."""
-        languages = self.meta.get("offtopic", {}).get("languages")
-        if not isinstance(languages, list) or len(languages) != len(self.offtopic):
-            return self.background
-        if self.keywords is None or not self.keywords.scores(question).any():
+        languages = self.bank_languages
+        if languages is None or self.keywords is None or not self.keywords.holds_any_word_of(question):
             return self.background
         if self._in_language is None:
             rows = [r for r in self.meta["offtopic"]["background_rows"] if languages[r] != NO_LANGUAGE]
@@ -147,8 +151,8 @@ class Index:
         """The offset of the question's language on this corpus (0 when its build measured none;
         see ``threshold.language_offsets``)."""
         offsets = self.meta["min_score"].get("language_offsets")
-        languages = self.meta.get("offtopic", {}).get("languages")
-        if not offsets or not isinstance(languages, list) or len(languages) != len(self.offtopic):
+        languages = self.bank_languages
+        if not offsets or languages is None:
             return 0.0
         if self._languages is None:
             self._languages = language_centroids(self.offtopic, languages)

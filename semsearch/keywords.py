@@ -231,6 +231,10 @@ class KeywordIndex:
     def _rows_of(self, token: str) -> np.ndarray:
         return self._column(token)[0]
 
+    def holds_any_word_of(self, text: str) -> bool:
+        """Whether some chunk holds one of ``text``'s tokens (a vocabulary look-up per token)."""
+        return any(self.vocab.get(token) is not None for token in tokenize(text, self.language))
+
     def scores(self, question: str) -> np.ndarray:
         """BM25 score of every chunk for ``question`` (0 where no token matches)."""
         return self.token_scores(tokenize(question, self.language))
