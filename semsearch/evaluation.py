@@ -165,6 +165,8 @@ def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> lis
         text, answer, source, kind = (row.get(key) for key in ("question", "answer", "source", "kind"))
         if not isinstance(text, str) or not text.strip():
             raise QuestionsError(f"{where}: 'question' must be a non-empty string")
+        if not any(character.isalnum() for character in text):  # as ``ask`` refuses it
+            raise QuestionsError(f"{where}: the question {text.strip()!r} has no words to search for")
         if isinstance(answer, str):
             answer = [answer]
         if answer is not None and (

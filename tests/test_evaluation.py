@@ -160,6 +160,7 @@ def test_background_rule_counts_in_answered_and_rejected(tiny):
         ('{"answer": "x"}', "line 2: 'question' must be"),
         ('{"question": "q", "source": 3}', "line 2: 'source' must be"),
         ('{"question": "q", "answer": ""}', "line 2: 'answer' must be"),
+        ('{"question": "?!"}', "line 2: the question '\\?!' has no words"),  # as ask refuses it
     ],
 )
 def test_malformed_lines_are_reported_with_their_number(tmp_path, line, message):
