@@ -30,7 +30,7 @@ from .keywords import settings as keyword_settings
 from .records import FileOutcome, file_records, outcomes, refreshed_records, skipped_records
 from .reuse import gate_current, keywords_current, reusable_index
 from .schema import INDEX_FORMAT
-from .sources import Skipped, SourceFile, discover, read_source
+from .sources import Skipped, SourceFile, discover, read_source, unmatched_excludes
 from .store import index_lock, peek_meta, replace_meta, writable_target, write_index
 from .threshold import GATE, calibrate_with, measure_references
 
@@ -149,6 +149,10 @@ def build_index(
         plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)
         plan.report.index_dir = Path(index_dir)
         plan.report.excluded = sorted(excluded)
+        plan.report.warnings += [
+            f"--exclude {pattern!r} matched no Markdown file or folder"
+            for pattern in unmatched_excludes(excludes, excluded)
+        ]
         previous = plan.previous
         current = previous and keywords_current(previous) and gate_current(previous)
         if current and not plan.report.changes.any:

@@ -58,6 +58,19 @@ def exclude_spec(docs: Path, patterns: Sequence[str] = ()):
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
+def unmatched_excludes(patterns: Sequence[str], excluded: Sequence[str]) -> list[str]:
+    """The ``--exclude`` patterns that left out no Markdown file or folder of ``excluded`` (a
+    typo, or what they named is gone); negations (``!keep.md``) exclude nothing by design."""
+    import pathspec
+
+    return [
+        pattern
+        for pattern in patterns
+        if not pattern.startswith("!")
+        and not any(pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(path) for path in excluded)
+    ]
+
+
 def readable(text: str) -> str:
     """``text`` as JSON files and terminals can hold it: the bytes that are not UTF-8 in a name
     (which ``os.fsdecode`` keeps as lone surrogates) written as ``\\xNN`` (``bad\\xff.md``).

@@ -128,6 +128,19 @@ def test_verbose_build_lists_what_was_excluded(messy, tmp_path):
     assert "excluded   notes/" in result.stderr and "excluded   drafts/" in result.stderr
     again = runner.invoke(app, ["build", str(messy), "--index", str(tmp_path / "index"), "--json"])
     assert json.loads(again.stdout)["excluded"] == ["drafts/", "notes/"]  # the recorded --exclude too
+    typo = runner.invoke(
+        app, ["build", str(messy), "--index", str(tmp_path / "index"), "--exclude", "ntoes/"]
+    )
+    assert "--exclude 'ntoes/' matched no Markdown file or folder" in typo.stderr  # a probe: no note
+
+
+def test_unmatched_excludes_against_each_pattern_alone():
+    from semsearch.sources import unmatched_excludes
+
+    excluded = ["drafts/", "notes/old.md", "a b.md"]
+    patterns = ["drafts/", "*.md", "old*", "nomatch*", "!keep.md", "sub/**"]
+    assert unmatched_excludes(patterns, excluded) == ["nomatch*", "sub/**"]
+    assert unmatched_excludes(["*"], []) == ["*"]
 
 
 def test_ask_warns_when_files_changed_since_the_build(messy, tmp_path):
