@@ -325,14 +325,10 @@ class Index:
             best_score=max((r.score for r in ranked), default=None),
         )
 
-    def missing_names(self, question: str, allowed: np.ndarray | None = None) -> tuple[str, ...]:
-        """The codes and references ``question`` names verbatim (see ``identifier_rows``) that no
-        row holds (only rows where ``allowed``); none without a keyword index."""
-        return tuple(self.missing_outside(question, allowed))
-
     def missing_outside(self, question: str, allowed: np.ndarray | None = None) -> dict[str, list[str]]:
-        """``missing_names``, each with the files outside ``allowed`` that hold it (a code asked
-        about under ``--path`` may sit in a file not searched)."""
+        """The codes and references ``question`` names verbatim (see ``identifier_rows``) that no
+        row where ``allowed`` holds, each with the files outside ``allowed`` that do (a code asked
+        about under ``--path`` may sit in a file not searched); none without a keyword index."""
         if self.keywords is None:
             return {}
         named = [(code, self.keywords.rows_with(code)) for code in identifiers(question)]

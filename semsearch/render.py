@@ -185,11 +185,18 @@ def ask_json(question: str, result: Answer) -> dict:
         "answered": result.answered,
         "reason": result.reason,
         "ranked_by": result.ranked_by,
+        **_decision(result),
+        "results": [hit_dict(hit, result.question) for hit in result.hits],
+    }
+
+
+def _decision(result: Answer) -> dict:
+    """What ``--json`` and ``--context --json`` both say of the gate and the named codes."""
+    return {
         "missing": list(result.missing),
         "missing_elsewhere": result.missing_elsewhere,
         "threshold": round(result.threshold, 6),
         "best_score": None if result.best_score is None else round(result.best_score, 6),
-        "results": [hit_dict(hit, result.question) for hit in result.hits],
     }
 
 
@@ -197,10 +204,7 @@ def prompt_json(question: str, prompt: Prompt, result: Answer) -> dict:
     return {
         "question": question,
         "answered": result.answered,
-        "threshold": round(result.threshold, 6),
-        "best_score": None if result.best_score is None else round(result.best_score, 6),
-        "missing": list(result.missing),
-        "missing_elsewhere": result.missing_elsewhere,
+        **_decision(result),
         "prompt": prompt.text,
         "tokens": prompt.tokens,
         "sources": [
