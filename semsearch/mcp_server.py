@@ -9,15 +9,17 @@ MCP server over stdio, with three read-only tools: ``search``, ``get_passage`` a
   concurrent call would be reading.
 - Passages are read from the index, not from the live files: the lines and sections that
   ``search`` reports are those of the indexed text (an edited file's would drift), a passage
-  reads the same text that was searched, and the tools can read nothing but indexed text.
+  reads the same text that was searched, and the tools can read nothing but indexed text. A
+  range of lines is cut out of it (``passages``: the file itself is read only to tell where
+  lines fall in a chunk whose HTML comments took line breaks, and only if it is the file indexed).
 - A library error (no index, a bad argument) is a tool error (``isError``) in words the model
-  can act on; the server keeps serving. Nothing but the protocol goes to stdout: the SDK points
+  can act on; so is an argument of the wrong type or unknown, in one line (``mcp_arguments``);
+  the server keeps serving. Nothing but the protocol goes to stdout: the SDK points
   file descriptor 1 at stderr while serving, and logs go to stderr.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 import threading
@@ -25,26 +27,30 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from . import __version__
-from .chunking import PATH_SEPARATOR, Chunk
+from .chunking import Chunk
 from .collection import Collection
 from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
 from .frontmatter import fields_seen
+from .passages import file_chunks, in_lines, in_section
 from .sources import docs_relative
 from .threshold import BASELINE_IN_WORDS
 
 try:
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
+    from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+    from pydantic import ValidationError
 except ImportError as exc:  # not installed, or version 1 (no mcpserver)
     raise SemsearchError(
         f"the MCP server needs the mcp package, version 2 or later ({exc}); "
         "install it with `pip install 'semsearch[mcp]'`"
     ) from exc
 
+from .mcp_arguments import argument_problems, unknown_arguments
 from .mcp_schema import (
     MAX_LISTED_FILES,
     EndLine,
@@ -88,9 +94,9 @@ Read indexed text of one Markdown document from the same folder as `search`: the
 section (subsections included), of a range of lines, or of the whole file, in document order.
 
 Use it to read more around a search hit: pass the hit's `source` and `section` for its whole \
-section, or `start_line`/`end_line` for the lines you need. Text is returned as indexed (the \
-version `search` saw); a long result is cut at about 20,000 characters and `next_start_line` \
-says where to continue."""
+section, or `start_line`/`end_line` for the lines you need (passages are cut to them; each says \
+which lines it holds). Text is returned as indexed (the version `search` saw); a long result is \
+cut at about 20,000 characters and `next_start_line` says where to continue."""
 
 INDEX_INFO = """\
 Describe the document index behind `search`: its documents folder, files, passage count, \
@@ -159,11 +165,11 @@ class Library:
     ) -> PassageResult:
         with self._call() as collection:
             source = _indexed_name(collection, source)
-            chunks = _file_chunks(collection, source)
+            chunks = file_chunks(collection.index, source)
             if section is not None:
-                chunks = _in_section(chunks, source, section)
+                chunks = in_section(chunks, source, section)
             if start_line is not None or end_line is not None:
-                chunks = _in_lines(chunks, source, start_line, end_line)
+                chunks = in_lines(collection.index, chunks, source, start_line, end_line)
             passages: list[Passage] = []
             size = 0
             next_start_line = None
@@ -293,46 +299,6 @@ def _indexed_name(collection: Collection, source: str) -> str:
     return docs_relative(source, Path(collection.index.meta["docs_root"]))
 
 
-def _file_chunks(collection: Collection, source: str) -> Iterator[Chunk]:
-    """The chunks of ``source`` in document order, read one by one (a file may have thousands)."""
-    files = collection.index.meta.get("files", {})
-    record = files.get(source)
-    if record is None:
-        close = difflib.get_close_matches(source, list(files), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; index_info lists the files"
-        raise ToolError(f"no indexed file {source!r}{hint}")
-    chunks = collection.index.chunks
-    if record.get("chunks") == 0:
-        raise ToolError(f"{source} has no indexed text")
-    if "rows" in record:
-        start, end = record["rows"]
-        return (chunks[row] for row in range(start, end))
-    return (chunk for chunk in chunks if chunk.source == source)  # an index older than rows
-
-
-def _in_section(chunks: Iterator[Chunk], source: str, section: str) -> list[Chunk]:
-    wanted = tuple(part.strip() for part in section.split(PATH_SEPARATOR.strip()) if part.strip())
-    listed = list(chunks)
-    found = [chunk for chunk in listed if chunk.headings[: len(wanted)] == wanted]
-    if not found:
-        sections = list(dict.fromkeys(chunk.section for chunk in listed))
-        raise ToolError(f"{source} has no section {section!r}; its sections: " + "; ".join(sections[:30]))
-    return found
-
-
-def _in_lines(chunks, source: str, start: int | None, end: int | None) -> list[Chunk]:
-    low, high = start or 1, end or sys.maxsize
-    if high < low:
-        raise ToolError(f"end_line {end} is before start_line {start}")
-    listed = list(chunks)
-    found = [chunk for chunk in listed if chunk.end_line >= low and chunk.start_line <= high]
-    if not found:
-        span = f"lines {listed[0].start_line}–{listed[-1].end_line}" if listed else "no lines"
-        asked = f"lines {low}–{end}" if end else f"lines from {low}"
-        raise ToolError(f"no indexed text of {source} in {asked} (its indexed text spans {span})")
-    return found
-
-
 def _passage(chunk: Chunk) -> Passage:
     return Passage(
         section=chunk.section, start_line=chunk.start_line, end_line=chunk.end_line, text=chunk.text
@@ -357,9 +323,31 @@ def _instructions(path: Path) -> str:
     )
 
 
+class _Server(MCPServer):
+    """The SDK's server, but a tool refuses arguments it does not take (the SDK drops them in
+    silence) and says in one line what is wrong with an argument (the SDK passes on pydantic's
+    multi-line report). The SDK has no hook for that message: ``call_tool``, which serves every
+    ``tools/call``, is documented to raise ``ToolError`` for arguments that fail validation, with
+    the ``ValidationError`` as its cause, and that error is reworded here."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        schema = next((tool.input_schema for tool in await self.list_tools() if tool.name == name), None)
+        if schema is not None and (unknown := unknown_arguments(arguments, schema)):
+            raise ToolError(f"Error executing tool {name}: {unknown}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if schema is None or not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = argument_problems(exc.__cause__, arguments, schema)
+            raise ToolError(f"Error executing tool {name}: {problems}") from exc.__cause__
+
+
 def create_server(library: Library) -> MCPServer:
     """The MCP server offering ``library``'s tools."""
-    server = MCPServer(
+    server = _Server(
         "semsearch",
         instructions=_instructions(library.path),
         version=__version__,

@@ -69,11 +69,14 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
             )
             weather = await session.call_tool("search", {"question": "Jaka jest pogoda w Krakowie?"})
             fuzzy = await session.call_tool("search", {"question": "dostawa", "mode": "fuzzy"})
+            wrong = await session.call_tool("get_passage", {"source": first["source"], "start_line": "abc"})
             nowhere = await session.call_tool("search", {"question": "dostawa", "paths": ["nowhere/**"]})
             info = await session.call_tool("index_info", {})
-        return tools, found, first, passage, lines, weather, fuzzy, nowhere, info
+        return tools, found, first, passage, lines, weather, fuzzy, wrong, nowhere, info
 
-    tools, found, first, passage, lines, weather, fuzzy, nowhere, info = anyio.run(session_with_follow_up)
+    tools, found, first, passage, lines, weather, fuzzy, wrong, nowhere, info = anyio.run(
+        session_with_follow_up
+    )
 
     assert set(tools) == {"search", "get_passage", "index_info"}
     assert "Markdown" in tools["search"].description and tools["search"].annotations.read_only_hint
@@ -98,6 +101,9 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
     assert "no passage reaches" in weather.structured_content["reason"]
 
     assert fuzzy.is_error and "mode" in fuzzy.content[0].text
+    assert wrong.is_error and wrong.content[0].text == (
+        "Error executing tool get_passage: start_line: expected an integer, got 'abc'"
+    )
     assert nowhere.is_error and "nowhere/**" in nowhere.content[0].text
 
     meta = info.structured_content
@@ -220,3 +226,100 @@ def test_an_agent_may_send_one_path_or_condition_as_plain_text(sample_index):
     found = library.search("Jak złożyć reklamację?", k=3, paths="regulamin.md", where="updated>=2026-01-01")
     assert found["hits"] and {hit["source"] for hit in found["hits"]} == {"regulamin.md"}
     library.close()
+
+
+SHIPPING = [
+    "# Shipping",
+    "",
+    "Parcel lockers cost 12 zł.",
+    "<!-- internal:",
+    "price list v2 -->",
+    "Couriers cost 17 zł.",
+    "",
+    "<!-- TODO -->",
+    "",
+    "Pickup is free <!-- for",
+    "now --> in Kraków.",
+    "Returns take 30 days.",
+    "",
+    "## Hours",
+    "",
+    "We open at 8,",
+    "close at 18,",
+    "and rest on Sundays.",
+    "",
+]
+
+
+def test_a_range_of_lines_comes_cut_to_those_lines_even_where_comments_took_line_breaks(
+    tmp_path, fake_embedder, monkeypatch
+):
+    docs, index = tmp_path / "docs", tmp_path / "index"
+    (docs / "a.md").parent.mkdir(parents=True)
+    (docs / "a.md").write_bytes("\r\n".join(SHIPPING).encode())  # CRLF: lines as the chunker counts them
+    build_index(docs, index, embedder=fake_embedder)
+    library = Library(index, embedder=fake_embedder)
+
+    def lines(start, end=None):
+        found = library.get_passage("a.md", start_line=start, end_line=end)["passages"]
+        return [(p["start_line"], p["end_line"], p["text"]) for p in found]
+
+    whole = library.get_passage("a.md")["passages"]
+    assert [(p["start_line"], p["end_line"]) for p in whole] == [(3, 12), (16, 18)]  # unchanged
+    assert whole[0]["text"].count("\n") < 12 - 3  # the comments took line breaks: lines found in the file
+    assert lines(6, 6) == [(6, 6, "Couriers cost 17 zł.")]
+    assert lines(1, 3) == [(3, 3, "Parcel lockers cost 12 zł.")]
+    assert lines(5, 7) == [(6, 6, "Couriers cost 17 zł.")]  # no comment, no blank line
+    assert lines(11, 12) == [(11, 12, "in Kraków.\nReturns take 30 days.")]  # half a line joined by a comment
+    assert lines(12, 17) == [(12, 12, "Returns take 30 days."), (16, 17, "We open at 8,\nclose at 18,")]
+    assert lines(17) == [(17, 18, "close at 18,\nand rest on Sundays.")]  # no comment: counted in the text
+    with pytest.raises(ToolError, match="lines 4–5 of a.md hold no indexed text"):
+        lines(4, 5)
+
+    monkeypatch.setattr(mcp_server, "MAX_PASSAGE_CHARS", 10)
+    cut = library.get_passage("a.md", start_line=12, end_line=17)
+    assert cut["passages"][0]["text"] == "Returns take 30 days." and cut["next_start_line"] == 16
+
+    (docs / "a.md").write_text("# Shipping\n\nAll changed.\n", encoding="utf-8")
+    assert library.index_info()["changed_files"] == ["a.md"]
+    stale = library.get_passage("a.md", start_line=6, end_line=6)
+    assert stale["stale"]["files"] == ["a.md"]
+    assert stale["passages"] == whole[:1]  # where its lines cannot be told, the indexed text whole
+    assert lines(17) == [(17, 18, "close at 18,\nand rest on Sundays.")]  # no file needed
+    library.close()
+
+
+BAD_ARGUMENTS = [
+    ("get_passage", {"source": "a.md", "start_line": "abc"}, "start_line: expected an integer, got 'abc'"),
+    ("get_passage", {"source": "a.md", "end_line": 0}, "end_line: must be at least 1, got 0"),
+    ("get_passage", {"section": "Shipping"}, "source: missing (it is required)"),
+    (
+        "get_passage",
+        {"source": "a.md", "lines": "40-45"},
+        "lines: not an argument of this tool (it takes source, section, start_line, end_line)",
+    ),
+    (
+        "search",
+        {"question": "x", "mode": "fuzzy"},
+        "mode: expected 'hybrid', 'dense' or 'keyword', got 'fuzzy'",
+    ),
+    (
+        "search",
+        {"question": "", "k": 99, "paths": [1]},
+        "question: must not be empty, got ''; k: must be at most 50, got 99; "
+        "paths: expected a string or a list of strings, got [1]",
+    ),
+    ("index_info", {"verbose": True}, "verbose: not an argument of this tool (it takes none)"),
+]
+
+
+@pytest.mark.parametrize(("tool", "arguments", "problem"), BAD_ARGUMENTS)
+def test_a_bad_argument_is_named_in_one_line(tmp_path, tool, arguments, problem):
+    server = mcp_server.create_server(Library(tmp_path / "index"))  # checked before any index is read
+
+    async def call():
+        with pytest.raises(ToolError) as raised:
+            await server.call_tool(tool, arguments)
+        return str(raised.value)
+
+    assert anyio.run(call) == f"Error executing tool {tool}: {problem}"
