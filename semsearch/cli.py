@@ -214,7 +214,10 @@ def ask(
     k: Annotated[int, typer.Option("-k", "--top", min=1, help="How many results at most.")] = 3,
     min_score: Annotated[
         float | None,
-        typer.Option("--min-score", help="Override the index's calibrated threshold."),
+        typer.Option(
+            "--min-score",
+            help="Replace the no-answer gate with a cosine cutoff: passages scoring at least this answer.",
+        ),
     ] = None,
     model: Annotated[
         str | None, typer.Option(help="Fail unless the index was built with this model.")

@@ -83,7 +83,7 @@ def build_json(report: BuildReport) -> dict:
         "files": report.files,
         "chunks": report.chunks,
         "seconds": round(report.seconds, 3),
-        "min_score": None if report.dry_run and not report.up_to_date else round(report.min_score, 6),
+        "margin": None if report.dry_run and not report.up_to_date else round(report.min_score, 6),
         "new": report.changes.new,
         "changed": report.changes.changed,
         "removed": report.changes.removed,

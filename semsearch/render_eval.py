@@ -26,10 +26,6 @@ def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
             "value": round(report.min_score, 6),
             "suggested": _round(report.suggested_min_score),
         },
-        # The same two numbers under their first names, for existing scripts: the gate's margin
-        # (its cosine floor for an older index), not the threshold `ask --json` reports.
-        "min_score": round(report.min_score, 6),
-        "suggested_min_score": _round(report.suggested_min_score),
         "calibrated": calibrated,
         "by_kind": report.by_kind,
         "misses": [

@@ -44,6 +44,7 @@ def test_ask_json_shape(sample_index):
         "rank",
         "score",
         "location",
+        "file_line",
         "path",
         "source",
         "section",
@@ -58,6 +59,15 @@ def test_ask_json_shape(sample_index):
     assert set(first["snippet"]) == {"text", "start_line", "end_line"} and first["snippet"]["text"]
     assert first["rank"] == 1 and first["score"] >= data["threshold"] and first["exact"] is False
     assert first["section"] == " › ".join(first["headings"])
+    # The same location as the library's Hit.location and the MCP server's (one name, one meaning);
+    # file_line is what an editor opens.
+    lines = (
+        f"line {first['start_line']}"
+        if first["start_line"] == first["end_line"]
+        else (f"lines {first['start_line']}–{first['end_line']}")
+    )
+    assert first["location"] == f"{first['source']} › {first['section']} ({lines})"
+    assert first["file_line"].endswith(f"{first['source']}:{first['start_line']}")
     assert first["start_line"] <= first["end_line"]
     dense = json.loads(
         run(

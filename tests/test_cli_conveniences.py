@@ -74,7 +74,13 @@ def test_build_without_docs_rebuilds_the_folder_the_index_records(sample_index, 
     shutil.copytree(sample_index, index)
     result = run("build", "--index", index, "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["up_to_date"] is True  # SAMPLE_DOCS, as recorded
+    report = json.loads(result.stdout)
+    assert report["up_to_date"] is True  # SAMPLE_DOCS, as recorded
+    # The gate's margin has one name everywhere (`min_score` is `ask --min-score`'s cosine cutoff).
+    info = json.loads(run("info", "--index", index, "--json").stdout)
+    assert report["margin"] == pytest.approx(info["gate"]["value"])
+    assert report["margin"] == pytest.approx(info["build_gate"]["value"])
+    assert 0 < report["margin"] < 1 and "min_score" not in report and "min_score" not in info
 
 
 def test_build_of_a_file_says_it_is_a_file(tmp_path):
@@ -127,7 +133,7 @@ def test_locations_open_in_an_editor_and_paths_are_taken_as_the_shell_gives_them
         assert hits and {hit["source"] for hit in hits} == {"regulamin.md"}, pattern
         first = hits[0]
         assert first["path"] == str(SAMPLE_DOCS / "regulamin.md")
-        assert first["location"] == f"docs/regulamin.md:{first['start_line']}"
+        assert first["file_line"] == f"docs/regulamin.md:{first['start_line']}"
     human = run("ask", question, "--path", "docs/", "--index", sample_index, "-k", "1")
     assert human.exit_code == 0 and re.match(r"^0\.\d{3}  docs/\S+\.md:\d+  ", human.stdout)
 
@@ -189,7 +195,7 @@ def test_jsonl_prints_one_result_per_line_for_pipes(sample_index):
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(rows) == 3 and [row["rank"] for row in rows] == [1, 2, 3]
-    assert rows[0]["source"] == "dostawa.md" and rows[0]["location"].endswith(f":{rows[0]['start_line']}")
+    assert rows[0]["source"] == "dostawa.md" and rows[0]["file_line"].endswith(f":{rows[0]['start_line']}")
     refused = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--jsonl")
     assert refused.exit_code == 1 and refused.stdout == ""
 
