@@ -326,13 +326,21 @@ class Index:
         )
 
     def missing_outside(self, question: str, allowed: np.ndarray | None = None) -> dict[str, list[str]]:
-        """The codes and references ``question`` names verbatim (see ``identifier_rows``) that no
-        row where ``allowed`` holds, each with the files outside ``allowed`` that do (a code asked
-        about under ``--path`` may sit in a file not searched); none without a keyword index."""
-        if self.keywords is None:
+        """The codes, references and names as code writes them that ``question`` names verbatim
+        (see ``identifier_rows``) that no row where ``allowed`` holds, each with the files
+        outside ``allowed`` that do (a code asked about under ``--path`` may sit in a file not
+        searched); none without a keyword index. A code name counts as held by the rows that
+        write it or lie under a heading naming it: asked about ``tasks.delete()``, a passage on
+        ``tasks.archive()`` ranks first, and the reader is told it is not the one asked about."""
+        keywords = self.keywords
+        if keywords is None:
             return {}
-        named = [(code, self.keywords.rows_with(code)) for code in identifiers(question)]
-        named += [(" ".join(parts), self.keywords.rows_with_all(parts)) for parts in references(question)]
+        named = [(code, keywords.rows_with(code)) for code in identifiers(question)]
+        named += [(" ".join(parts), keywords.rows_with_all(parts)) for parts in references(question)]
+        named += [
+            (name, np.union1d(keywords.rows_with(name), keywords.rows_named(name)))
+            for name in code_names(question)
+        ]
         found: dict[str, list[str]] = {}
         for name, rows in named:
             if name not in found and not (len(rows) if allowed is None else allowed[rows].any()):

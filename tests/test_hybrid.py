@@ -191,6 +191,20 @@ def test_a_code_no_document_holds_is_named_as_missing(sample_index):
     assert json.loads(refused.stdout)["missing_elsewhere"] == {"PAY-517": ["platnosci.md"]}
 
 
+def test_a_code_name_no_document_holds_is_named_as_missing(events_index):
+    """Asked about a method events.md does not have, the nearest method ranks first: the reader
+    is told it is not the one asked about; a method the file documents is not listed."""
+    unknown = json.loads(
+        run("ask", "What does emitter.offAll() do?", "--index", events_index, "--json").stdout
+    )
+    assert unknown["missing"] == ["emitter.offAll"] and unknown["results"]
+    assert all("offAll" not in hit["text"] for hit in unknown["results"])
+    human = run("ask", "What does events.twice() return?", "--index", events_index, "-k", "1")
+    assert "Not found in the searched documents: events.twice." in human.stdout
+    for known in ("What does events.once() return?", "When is emitter.off() called?"):
+        assert json.loads(run("ask", known, "--index", events_index, "--json").stdout)["missing"] == [], known
+
+
 def test_missing_outside_against_masks(sample_index):
     index = load_index(sample_index)
     holding = index.keyword_index().rows_with("PAY-517")
