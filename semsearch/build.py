@@ -28,10 +28,10 @@ from .journal import Journal
 from .keywords import KeywordIndex, build_keyword_index, detect_language
 from .keywords import settings as keyword_settings
 from .records import FileOutcome, file_records, outcomes, refreshed_records, skipped_records
-from .reuse import gate_current, keywords_current, reusable_index
+from .reuse import gate_current, keep_index, keywords_current, reusable_index
 from .schema import INDEX_FORMAT
 from .sources import Skipped, SourceFile, discover, read_source, unmatched_excludes
-from .store import index_lock, peek_meta, replace_meta, writable_target, write_index
+from .store import index_lock, peek_meta, writable_target, write_index
 from .threshold import GATE, calibrate_with, measure_references
 
 DEFAULT_MAX_TOKENS = 300
@@ -93,10 +93,14 @@ class _Plan:
     skipped: list[Skipped]
     previous: Index | None
     old_meta: dict | None
+    """The previous index's meta.json, when readable (also when its vectors cannot be reused)."""
     unchanged: set[str]
+    """Files whose chunks and vectors are reused from ``previous``."""
     report: BuildReport
     front_matter: dict[str, FrontMatter]
     """Each file's, kept from the previous index when unchanged, else read."""
+    full: bool = False
+    """``--full``: nothing is reused, not even an interrupted build's journal."""
 
 
 def chunking_settings(max_tokens: int) -> dict:
@@ -158,7 +162,7 @@ def build_index(
         if current and not plan.report.changes.any:
             records = refreshed_records(previous.meta["files"], plan.sources, plan.front_matter)
             if not dry_run:
-                _refresh_fingerprints(previous, plan, excludes, records)
+                keep_index(previous, plan.docs, records, skipped_records(plan.skipped), excludes)
             plan.report.chunks, plan.report.min_score = len(previous.chunks), previous.min_score
             plan.report.up_to_date = True
         else:
@@ -169,8 +173,8 @@ def build_index(
                 _estimate(plan.report, embedder, chunks, rows)
             else:
                 _build(plan, embedder, settings, excludes, chunks, rows, records, report_step)
-    old_files = previous.meta["files"] if previous else {}
-    plan.report.outcomes = outcomes(records, old_files, plan.unchanged, plan.skipped)
+    old_files = plan.old_meta["files"] if plan.old_meta else {}
+    plan.report.outcomes = outcomes(records, old_files, plan.skipped)
     plan.report.dry_run = dry_run
     plan.report.seconds = time.perf_counter() - started
     return plan.report
@@ -186,10 +190,12 @@ def _plan(
     full: bool,
     progress: Progress,
 ) -> _Plan:
-    previous, full_reason = reusable_index(target, spec, settings, full)
-    old_files = previous.meta["files"] if previous else {}
+    reusable = reusable_index(target, spec, settings, full)
+    previous = reusable.index
+    old_meta = previous.meta if previous else peek_meta(target)
+    old_files = old_meta["files"] if old_meta else {}  # compared with, even when nothing is reused
     sources: list[SourceFile] = []
-    warnings: list[str] = []
+    warnings: list[str] = [reusable.repair] if reusable.repair else []
     for number, path in enumerate(paths, 1):
         source = read_source(path, docs)
         progress(Step("reading", number, len(paths), "files"))
@@ -199,13 +205,13 @@ def _plan(
         if source.warning:
             warnings.append(f"{source.relative}: {source.warning}")
         sources.append(source)
-    unchanged = {s.relative for s in sources if old_files.get(s.relative, {}).get("sha256") == s.sha256}
+    same = {s.relative for s in sources if old_files.get(s.relative, {}).get("sha256") == s.sha256}
     front_matter = _front_matter(sources, previous, warnings)
     changes = Changes(
         new=sum(s.relative not in old_files for s in sources),
-        changed=sum(s.relative in old_files and s.relative not in unchanged for s in sources),
+        changed=sum(s.relative in old_files and s.relative not in same for s in sources),
         removed=len(set(old_files) - {s.relative for s in sources}),
-        unchanged=len(unchanged),
+        unchanged=len(same),
     )
     report = BuildReport(
         index_dir=target,
@@ -213,10 +219,10 @@ def _plan(
         warnings=warnings,
         skipped=skipped,
         changes=changes,
-        full_reason=full_reason,
+        full_reason=reusable.full_reason,
     )
-    old_meta = previous.meta if previous else peek_meta(target)
-    return _Plan(docs, target, sources, skipped, previous, old_meta, unchanged, report, front_matter)
+    unchanged = same if previous else set()
+    return _Plan(docs, target, sources, skipped, previous, old_meta, unchanged, report, front_matter, full)
 
 
 def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: list[str]) -> dict:
@@ -250,12 +256,7 @@ def _build(
     records: dict[str, dict],
     progress: Progress,
 ) -> None:
-    journal = Journal(plan.target, embedder.spec, embedder.dim)
-    if not journal.usable:
-        plan.report.warnings.append(
-            f"{journal.folder} exists and was not made by semsearch: it is left alone, and this "
-            "build keeps no journal (if interrupted, it starts over)"
-        )
+    journal = _journal(plan, embedder)
     previous_vectors = plan.previous.vectors if plan.previous else None
     result = embed_or_reuse(embedder, chunks, rows, previous_vectors, journal, progress)
     vectors = result.vectors
@@ -302,6 +303,19 @@ def _build(
     journal.discard()
     plan.report.chunks = len(chunks)
     plan.report.min_score = calibrated["value"] if calibrated else calibration.min_score
+
+
+def _journal(plan: _Plan, embedder: Embedder) -> Journal:
+    """This build's journal (see ``journal``), emptied first by ``--full``, which reuses nothing."""
+    journal = Journal(plan.target, embedder.spec, embedder.dim)
+    if plan.full:
+        journal.discard()
+    if not journal.usable:
+        plan.report.warnings.append(
+            f"{journal.folder} exists and was not made by semsearch: it is left alone, and this "
+            "build keeps no journal (if interrupted, it starts over)"
+        )
+    return journal
 
 
 def keyword_index_of(chunks: Sequence[Chunk]) -> KeywordIndex:
@@ -380,18 +394,3 @@ def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
     for row, chunk in enumerate(index.chunks):
         grouped.setdefault(chunk.source, []).append((chunk, row))
     return grouped
-
-
-def _refresh_fingerprints(index: Index, plan: _Plan, excludes: Sequence[str], records: dict) -> None:
-    """Nothing to embed: record where the docs are, their sizes and mtimes (for `ask`'s staleness
-    check) and their front matter (an older index gains it) only. The lock is held."""
-    fresh = {
-        **index.meta,
-        "docs_root": str(plan.docs.resolve()),
-        "files": records,
-        "skipped": skipped_records(plan.skipped),
-        "excludes": list(excludes),
-        "front_matter": {"version": FRONT_MATTER_VERSION},
-    }
-    if fresh != index.meta:
-        replace_meta(plan.target, fresh)

@@ -357,9 +357,9 @@ def _absolute(docs_root: str, source: str) -> str:
     return os.path.join(docs_root, *source.split("/"))
 
 
-def load_index(index_dir: Path) -> Index:
+def load_index(index_dir: Path, keywords: bool = True) -> Index:
     """Read and check the index at ``index_dir`` (see ``reader.read_index``)."""
-    stored = read_index(Path(index_dir))
+    stored = read_index(Path(index_dir), keywords=keywords)
     return Index(
         path=stored.path,
         meta=stored.meta,

@@ -6,6 +6,11 @@ staging folder, holding shards of (key, vector) rows: ``NNNNNN.npy`` (float32 ve
 ``NNNNNN.keys`` (one key per row: the sha256 of the model and the exact embedded text). A shard
 is written to a temporary name and renamed, so a shard is whole or absent. The finished index
 is still written and swapped in by ``store``; the journal is removed after that.
+
+A journal serves the build that was interrupted, and no other: a build that completes removes
+it, ``--full`` removes it before it starts (it reuses nothing), and a build that finds the index
+up to date removes it when it holds nothing the index lacks (an interrupted rebuild of these
+same files); a journal of other content is kept for the build it belongs to.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import os
 import secrets
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -82,6 +88,31 @@ class Journal:
         for keys_file in sorted(self.folder.glob("*.keys")):
             found.update(self._read_shard(keys_file))
         return found
+
+    def keys(self) -> set[str]:
+        """The keys of every whole shard (none when the folder is not ours)."""
+        found: set[str] = set()
+        for keys_file in sorted(self.folder.glob("*.keys")) if self.ours else []:
+            try:
+                found.update(keys_file.read_text(encoding="ascii").split())
+            except (OSError, ValueError):
+                continue  # a damaged shard holds nothing a build could use
+        return found
+
+    def discard_if_within(self, texts: Iterable[str]) -> bool:
+        """Remove the journal when every vector it holds is this model's embedding of one of
+        ``texts`` (the passages of an index that has them all: nothing is left to resume)."""
+        if not self.ours:
+            return False
+        left = self.keys()
+        for text in texts:
+            if not left:
+                break
+            left.discard(embedding_key(self.spec, text))
+        if left:
+            return False
+        self.discard()
+        return True
 
     def _read_shard(self, keys_file: Path) -> dict[str, np.ndarray]:
         try:

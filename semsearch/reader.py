@@ -46,8 +46,9 @@ def identity(folder: Path) -> tuple[int, int, str] | None:
     return (stat.st_dev, stat.st_ino, digest)
 
 
-def read_index(index_dir: Path, attempts: int = 3) -> StoredIndex:
-    """Read and check an index; vectors are memory-mapped, never unpickled.
+def read_index(index_dir: Path, attempts: int = 3, keywords: bool = True) -> StoredIndex:
+    """Read and check an index; vectors are memory-mapped, never unpickled (``keywords`` False:
+    its keyword index is not read, and is None).
 
     A build swaps a new index folder in while a reader may be reading: if the folder changed
     during the read, the read starts over, so the result is wholly the old or the new index.
@@ -56,7 +57,7 @@ def read_index(index_dir: Path, attempts: int = 3) -> StoredIndex:
     for attempt in range(attempts):
         before = identity(index_dir)
         try:
-            stored = _read(index_dir, before)
+            stored = _read(index_dir, before, keywords)
         except SemsearchError:
             if attempt + 1 < attempts and identity(index_dir) != before:
                 continue
@@ -66,7 +67,7 @@ def read_index(index_dir: Path, attempts: int = 3) -> StoredIndex:
     raise IndexCorruptError(f"the index at {index_dir}/ kept changing while being read; try again")
 
 
-def _read(index_dir: Path, identity: tuple[int, int, str] | None) -> StoredIndex:
+def _read(index_dir: Path, identity: tuple[int, int, str] | None, keywords: bool = True) -> StoredIndex:
     if index_dir.exists() and not index_dir.is_dir():
         raise IndexMissingError(f"{index_dir} is a file, not an index folder")
     if not index_dir.exists():
@@ -107,7 +108,7 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None) -> StoredIndex
         vectors=vectors,
         offtopic=offtopic,
         background=np.asarray(offtopic[rows]),
-        keywords=_load_keywords(index_dir, meta, len(chunks), problem),
+        keywords=_load_keywords(index_dir, meta, len(chunks), problem) if keywords else None,
         identity=identity,
     )
 

@@ -75,13 +75,14 @@ def skipped_records(skipped: list[Skipped]) -> dict[str, dict]:
 
 
 def outcomes(
-    records: dict[str, dict], old_files: dict[str, dict], unchanged: set[str], skipped: list[Skipped]
+    records: dict[str, dict], old_files: dict[str, dict], skipped: list[Skipped]
 ) -> list[FileOutcome]:
-    """Every file a build met, in path order, with what became of it (see ``FileOutcome``)."""
+    """Every file a build met, in path order, with what became of it (see ``FileOutcome``):
+    compared with ``old_files``, the previous index's records (whether or not it was reused)."""
     found = [
         FileOutcome(
             path,
-            "unchanged" if path in unchanged else "changed" if path in old_files else "new",
+            _status(record, old_files.get(path)),
             record.get("chunks"),
             tuple(record.get("front_matter", {})),
         )
@@ -90,3 +91,9 @@ def outcomes(
     found += [FileOutcome(path, "removed") for path in old_files if path not in records]
     found += [FileOutcome(s.relative, "skipped", reason=s.reason) for s in skipped]
     return sorted(found, key=lambda outcome: outcome.path)
+
+
+def _status(record: dict, old: dict | None) -> str:
+    if old is None:
+        return "new"
+    return "unchanged" if old.get("sha256") == record["sha256"] else "changed"

@@ -38,7 +38,7 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     content = f"{counted(report.files, 'file')}, {counted(report.chunks, 'chunk')}"
     if report.dry_run and not report.up_to_date:
         _say(
-            f"Dry run: {content} ({_changes(report)}); a build would "
+            f"Dry run: {content} ({_files_changed(report)}); a build would "
             f"embed {counted(report.embedded, 'chunk')} ({report.tokens:,} tokens), about "
             f"{_duration(report.estimated_seconds or 0.0)} on this machine now; nothing written to {where}/"
         )
@@ -53,7 +53,7 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     _say(
         ("Indexed", "green"),
         f" {counted(report.files, 'file')} into {counted(report.chunks, 'chunk')} in {report.seconds:.1f} s"
-        f" → {where}/ ({_changes(report)}; {counted(report.embedded, 'chunk')} embedded{resumed}; "
+        f" → {where}/ ({_files_changed(report)}; {counted(report.embedded, 'chunk')} embedded{resumed}; "
         f"no-answer margin {report.min_score:+.3f})",
     )
 
@@ -67,6 +67,13 @@ def _outcome_words(outcome: FileOutcome) -> str:
         f": {outcome.chunks} chunk{'s' * (outcome.chunks != 1)}" if outcome.chunks else ": no text to index"
     )
     return words + (f"; front matter: {', '.join(outcome.fields)}" if outcome.fields else "")
+
+
+def _files_changed(report: BuildReport) -> str:
+    """``_changes``, saying that the unchanged files a full rebuild embeds again (``full_reason``:
+    a new model or chunking, ``--full``) are."""
+    again = " to re-embed" if report.dry_run else " but re-embedded"
+    return _changes(report) + (again if report.full_reason and report.changes.unchanged else "")
 
 
 def _duration(seconds: float) -> str:

@@ -1,35 +1,75 @@
-"""What a build may keep from the index it replaces: its vectors (same model and chunking),
-and, when no file changed, the whole index (its keyword index and gate made as this version
-makes them)."""
+"""What a build may keep from the index it replaces: its vectors (same model and chunking; its
+keyword index too, unless damaged: that is derived data, rebuilt from the chunks), and, when no
+file changed, the whole index (its keyword index and gate made as this version makes them)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from .chunking import embedding_text
 from .errors import SemsearchError
+from .frontmatter import FRONT_MATTER_VERSION
 from .index import Index, load_index
+from .journal import Journal
 from .keywords import settings as keyword_settings
+from .reader import check_unit_rows
+from .store import replace_meta
 from .threshold import GATE
 
+CHECKED_ROWS = 65_536
+"""Vectors checked per step when a damaged index's vectors are to be reused (bounded memory)."""
 
-def reusable_index(target: Path, spec: str, settings: dict, full: bool) -> tuple[Index | None, str | None]:
+
+@dataclass(frozen=True)
+class Reusable:
+    index: Index | None
+    """The previous index, when its vectors can be reused."""
+    full_reason: str | None = None
+    """Why nothing can be reused (None: no previous index, or reused)."""
+    repair: str | None = None
+    """What of the reused index is damaged and rebuilt (its keyword index), for the report."""
+
+
+def reusable_index(target: Path, spec: str, settings: dict, full: bool) -> Reusable:
     """The previous index when its vectors can be reused, else None and why not."""
     if full:
-        return None, "--full"
+        return Reusable(None, "--full")
     if not (target / "meta.json").exists():
-        return None, None
+        return Reusable(None)
+    repair = None
     try:
         previous = load_index(target)
     except SemsearchError as exc:
-        return None, f"the previous index is unreadable ({exc})"
+        intact = _without_keywords(target)
+        if intact is None:
+            return Reusable(None, f"the previous index is unreadable ({exc})")
+        previous, repair = intact, f"{exc}: rebuilt from its chunks, nothing embedded again"
     if previous.model != spec:
-        return None, f"the model changed ({previous.model} → {spec})"
+        return Reusable(None, f"the model changed ({previous.model} → {spec})")
     if previous.meta.get("chunking") != settings:
-        return (
-            None,
-            f"the chunking changed ({settings_change(previous.meta.get('chunking') or {}, settings)})",
-        )
-    return previous, None
+        change = settings_change(previous.meta.get("chunking") or {}, settings)
+        return Reusable(None, f"the chunking changed ({change})")
+    return Reusable(previous, None, repair)
+
+
+def _without_keywords(target: Path) -> Index | None:
+    """The index at ``target`` read without its keyword index, when everything else is whole:
+    every chunk readable and every vector of unit length (None otherwise). Its keyword index is
+    None, so that ``keywords_current`` has a build make it again."""
+    try:
+        index = load_index(target, keywords=False)
+        list(index.chunks)  # each one parsed and checked
+        for start in range(0, len(index.vectors), CHECKED_ROWS):
+            rows = np.arange(start, min(start + CHECKED_ROWS, len(index.vectors)))
+            check_unit_rows(index.vectors, rows, target)
+    except SemsearchError:
+        return None
+    return index
 
 
 def settings_change(old: dict, new: dict) -> str:
@@ -39,12 +79,32 @@ def settings_change(old: dict, new: dict) -> str:
 
 
 def keywords_current(index: Index) -> bool:
-    """Whether the index's keyword index was made the way this version makes it (if not, a
-    build with no file changes still rebuilds it, reusing every chunk and vector)."""
-    return index.meta.get("keywords") == keyword_settings(index.corpus_language)
+    """Whether the index's keyword index was read whole and made the way this version makes it
+    (if not, a build with no file changes still rebuilds it, reusing every chunk and vector)."""
+    made = index.meta.get("keywords") == keyword_settings(index.corpus_language)
+    return made and index.keywords is not None
 
 
 def gate_current(index: Index) -> bool:
     """Whether the index's no-answer gate was derived by this version's rule from this bank (else
     an unchanged folder is recalibrated: vectors are reused, nothing is re-embedded)."""
     return index.offtopic_reusable and index.meta["min_score"].get("gate") == GATE
+
+
+def keep_index(index: Index, docs: Path, records: dict, skipped: dict, excludes: Sequence[str]) -> None:
+    """Keep an up-to-date index: record where the docs are, their sizes and mtimes (for `ask`'s
+    staleness check) and their front matter (an older index gains it), and remove the journal of
+    an interrupted build that holds nothing the index lacks (see ``journal``). The lock is held."""
+    meta = {
+        **index.meta,
+        "docs_root": str(docs.resolve()),
+        "files": records,
+        "skipped": skipped,
+        "excludes": list(excludes),
+        "front_matter": {"version": FRONT_MATTER_VERSION},
+    }
+    if meta != index.meta:
+        replace_meta(index.path, meta)
+    journal = Journal(index.path, index.model, index.meta["model"]["dim"])
+    with suppress(SemsearchError):  # a chunk is unreadable: the journal is kept
+        journal.discard_if_within(embedding_text(chunk) for chunk in index.chunks)

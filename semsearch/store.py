@@ -53,23 +53,57 @@ def _read_meta_object(folder: Path) -> dict | None:
     return meta if isinstance(meta, dict) else None
 
 
-def is_semsearch_index(folder: Path) -> bool:
-    """Whether ``folder`` is provably an index written by semsearch: its meta.json has the
-    format marker (``kind``, or for indexes written before it existed, an integer ``format``
-    with ``semsearch_version`` and ``model``), and it holds nothing but index files."""
+def _marked_as_index(folder: Path) -> bool:
+    """Whether ``folder``'s meta.json has semsearch's format marker (``kind``, or for indexes
+    written before it existed, an integer ``format`` with ``semsearch_version`` and ``model``)."""
     meta = _read_meta_object(folder)
     if meta is None:
         return False
     legacy = type(meta.get("format")) is int and "semsearch_version" in meta and "model" in meta
-    if meta.get("kind") != INDEX_KIND and not legacy:
-        return False
+    return meta.get("kind") == INDEX_KIND or legacy
+
+
+def _foreign_entries(folder: Path) -> list[str] | None:
+    """The names in ``folder`` that semsearch did not create (a folder or link named like an
+    index file included), sorted; None when the folder cannot be listed."""
     try:
-        return all(
-            _is_index_file(entry.name) and entry.is_file(follow_symlinks=False)
+        return sorted(
+            entry.name
             for entry in os.scandir(folder)
+            if not (_is_index_file(entry.name) and entry.is_file(follow_symlinks=False))
         )
     except OSError:
-        return False
+        return None
+
+
+def is_semsearch_index(folder: Path) -> bool:
+    """Whether ``folder`` is provably an index written by semsearch: its meta.json has the
+    format marker, and it holds nothing but index files."""
+    return _marked_as_index(folder) and _foreign_entries(folder) == []
+
+
+def _refusal(index_dir: Path) -> IndexLocationError:
+    """Why the non-empty folder ``index_dir``, not provably an index, is not replaced."""
+    foreign = _foreign_entries(index_dir)
+    if foreign and _marked_as_index(index_dir):  # an index, with files of the user's added
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        return IndexLocationError(
+            f"{index_dir} holds files semsearch did not create ({shown}); refusing to replace it: "
+            "move them out, or choose another folder for the index"
+        )
+    try:
+        names = {entry.name for entry in os.scandir(index_dir)}
+    except OSError:
+        names = set()
+    if META_FILE in names and all(map(_is_index_file, names)):
+        return IndexLocationError(
+            f"{index_dir} looks like a damaged semsearch index (meta.json unreadable) that cannot "
+            "be proven ours, so it is left as it is: remove it yourself, or choose another folder"
+        )
+    return IndexLocationError(
+        f"{index_dir} is not empty and is not a semsearch index; refusing to replace it "
+        "(choose an empty or new folder for the index)"
+    )
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -97,16 +131,7 @@ def writable_target(index_dir: Path, docs: Path | None = None) -> Path:
         if _inside(real_docs, real_index):
             raise IndexLocationError(f"the documents folder {docs} is inside the index folder {index_dir}")
     if index_dir.is_dir() and any(index_dir.iterdir()) and not is_semsearch_index(index_dir):
-        names = {entry.name for entry in os.scandir(index_dir)}
-        if META_FILE in names and all(map(_is_index_file, names)):
-            raise IndexLocationError(
-                f"{index_dir} looks like a damaged semsearch index (meta.json unreadable) that cannot "
-                "be proven ours, so it is left as it is: remove it yourself, or choose another folder"
-            )
-        raise IndexLocationError(
-            f"{index_dir} is not empty and is not a semsearch index; refusing to replace it "
-            "(choose an empty or new folder for the index)"
-        )
+        raise _refusal(index_dir)
     return index_dir
 
 
@@ -254,7 +279,7 @@ def _swap_in(staging: Path, index_dir: Path) -> Path | None:
     """Put ``staging`` at ``index_dir``; return the folder left to remove (the old index)."""
     if index_dir.exists() and any(index_dir.iterdir()):
         if not is_semsearch_index(index_dir):  # checked before the build too; it may have changed
-            raise IndexLocationError(f"{index_dir} is not a semsearch index; refusing to replace it")
+            raise _refusal(index_dir)
         (index_dir / STAGING_MARKER).touch()  # the old index, once swapped out, is a marked leftover
         if _exchange(staging, index_dir):
             return staging

@@ -220,8 +220,8 @@ def test_a_reader_never_mixes_two_indexes(docs, tmp_path, fake_embedder, monkeyp
     original = reader._read
     calls = []
 
-    def read_while_a_build_lands(path, identity):
-        first = original(path, identity)
+    def read_while_a_build_lands(path, identity, keywords=True):
+        first = original(path, identity, keywords)
         if not calls:
             build_index(docs, target, embedder=fake_embedder)  # swaps the folder mid-read
         calls.append(first)
