@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from . import render, render_build, render_eval
+from . import cli_hints, render, render_build, render_eval
 from .cli_app import EXIT_NO_ANSWER, app
+from .cli_options import exclusive, needs_context, positive_numbers, verbosity, where_conditions
 from .errors import IndexMissingError
-
-if TYPE_CHECKING:
-    from .filters import Condition
 
 
 class Expand(str, Enum):
@@ -43,7 +41,7 @@ def _index(given: Path | None, required: bool = True) -> Path:
     """--index, $SEMSEARCH_INDEX, or the nearest semsearch index/ folder from here upwards
     (``required``: none found is an error that says where it looked)."""
     if given is not None:
-        return given
+        return cli_hints.use_index(given)
     from .store import find_index
 
     found = find_index(Path.cwd())
@@ -52,7 +50,7 @@ def _index(given: Path | None, required: bool = True) -> Path:
             "no index found: neither ./index nor an index/ folder above holds one "
             "(give --index or set SEMSEARCH_INDEX)"
         )
-    return found or Path("index")
+    return cli_hints.use_index(found or Path("index"))
 
 
 ModeOption = Annotated[
@@ -70,41 +68,14 @@ QuietOption = Annotated[
 ]
 
 
-def _verbosity(quiet: bool, verbose: bool) -> None:
-    if quiet and verbose:
-        raise typer.BadParameter("--quiet and --verbose exclude each other", param_hint="--quiet")
-    render.set_quiet(quiet)
-
-
-def _exclusive(*options: tuple[str, bool]) -> None:
-    """Output options that cannot be honoured together are a usage error, not a silent choice
-    (``--context --json`` is the one pair that works: the prompt as JSON)."""
-    given = [name for name, on in options if on]
-    allowed = {("--json", "--context")}
-    pairs = [(a, b) for i, a in enumerate(given) for b in given[i + 1 :] if (a, b) not in allowed]
-    if pairs:
-        first, second = pairs[0]
-        raise typer.BadParameter(f"{first} and {second} exclude each other", param_hint=first)
-
-
-def _conditions(values: list[str] | None) -> list[Condition]:
-    """``--where`` conditions, read before anything else runs: a bad one is a usage error."""
-    from .errors import UsageError
-    from .filters import Condition
-
-    try:
-        return [Condition.parse(value) for value in values or []]
-    except UsageError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--where") from None
-
-
 @app.command()
 def build(
     docs: Annotated[
         Path | None,
         typer.Argument(
-            help="Folder of Markdown files [default: the one the index records, else docs].",
+            help="Folder of Markdown files (default: the one the index records, else docs).",
             show_default=False,
+            metavar="DOCS",
         ),
     ] = None,
     index: IndexOption = None,
@@ -139,15 +110,17 @@ def build(
         ),
     ] = False,
 ) -> None:
-    """Index every Markdown file under DOCS; unchanged files keep their vectors, and an
-    interrupted build resumes where it stopped."""
+    """Index the Markdown files under DOCS, or update the index.
+
+    Unchanged files keep their vectors, and an interrupted build resumes where it stopped."""
     from .build import DEFAULT_MAX_TOKENS, build_index
     from .embedders import DEFAULT_MODEL
 
-    _verbosity(quiet, verbose)
+    verbosity(quiet, verbose)
     if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
         index = _index(index, required=False)
     index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
+    cli_hints.use_index(index)
     recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
     docs = docs or _recorded_docs(index, recorded.get("docs"))
     budget = max_tokens if max_tokens is not None else recorded.get("max_tokens", DEFAULT_MAX_TOKENS)
@@ -202,6 +175,7 @@ def _recorded_docs(index: Path, recorded: Path | None) -> Path:
 
 @app.command()
 def ask(
+    ctx: typer.Context,
     question: Annotated[
         list[str],
         typer.Argument(
@@ -268,14 +242,15 @@ def ask(
         ),
     ] = False,
 ) -> None:
-    """Find the passages that answer QUESTION. Exit 1 when none passes the threshold."""
+    """Find the passages that answer QUESTION; exit 1 when none does.
+
+    A passage answers when its score passes the index's no-answer threshold."""
     from .collection import Collection
 
-    _verbosity(quiet, verbose)
-    _exclusive(("--json", as_json), ("--jsonl", as_jsonl), ("--context", context), ("--full", full))
-    if not context and (expand != Expand.chunk or max_context_tokens != 3000):
-        raise typer.BadParameter("--expand and --max-context-tokens shape --context", param_hint="--expand")
-    conditions = _conditions(where)
+    verbosity(quiet, verbose)
+    exclusive(("--json", as_json), ("--jsonl", as_jsonl), ("--context", context), ("--full", full))
+    needs_context(ctx, context, "max_context_tokens", "expand")
+    conditions = where_conditions(where)
     question = " ".join(question)
     with Collection(_index(index), model=model) as collection:
         render.stale_warning(collection.changed_files(), collection.index)
@@ -314,7 +289,9 @@ def ask(
 
 @app.command()
 def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
-    """What the index holds: model, files, chunks, the no-answer gate, and what changed since."""
+    """What the index holds, its no-answer gate, and what changed since.
+
+    The model, files, chunks and front-matter fields, and the files changed since the build."""
     from .index import load_index
 
     loaded = load_index(_index(index))
@@ -327,7 +304,10 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
 @app.command("eval")
 def evaluate_questions(
     questions: Annotated[
-        Path, typer.Argument(help="JSON Lines: question, answer and/or source (none: unanswerable).")
+        Path,
+        typer.Argument(
+            help="JSON Lines: question, answer and/or source (none: unanswerable).", metavar="QUESTIONS"
+        ),
     ] = Path("questions.jsonl"),
     index: IndexOption = None,
     k: Annotated[
@@ -342,11 +322,13 @@ def evaluate_questions(
     mode: ModeOption = Mode.hybrid,
     as_json: JsonOption = False,
 ) -> None:
-    """Measure top-1 / top-3 accuracy, MRR and the no-answer threshold on QUESTIONS."""
+    """Measure accuracy and the no-answer threshold on QUESTIONS.
+
+    Top-1 / top-3 accuracy, MRR, and how well the no-answer gate separates the questions."""
     from .collection import Collection
     from .evaluation import evaluate, load_questions, write_min_score
 
-    ks = _positive_numbers(k, "-k")
+    ks = positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
         asked = load_questions(questions, warn=render.warning)
         report = evaluate(
@@ -360,7 +342,7 @@ def evaluate_questions(
         )
         if calibrate and len(asked) < CALIBRATE_MIN_QUESTIONS:
             render.warning(
-                f"calibrating on {len(asked)} questions: the threshold will be noisy "
+                f"calibrating on {len(asked):,} questions: the threshold will be noisy "
                 f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
             )
         if calibrate and report.suggested_min_score is not None:
@@ -373,25 +355,15 @@ def evaluate_questions(
 
 @app.command("mcp")
 def mcp_server(index: IndexOption = None) -> None:
-    """Serve the index to language-model clients (Claude Code, Cursor...) over MCP on stdio."""
+    """Serve the index to language-model clients over MCP (stdio).
+
+    For Claude Code, Cursor, Codex and other clients of the Model Context Protocol."""
     from .mcp_server import serve
 
     serve(_index(index, required=False).absolute())
 
 
 CALIBRATE_MIN_QUESTIONS = 30
-
-
-def _positive_numbers(text: str, option: str) -> list[int]:
-    try:
-        numbers = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        numbers = []
-    if not numbers or numbers[0] < 1:
-        raise typer.BadParameter(
-            f"expected positive whole numbers separated by commas, got {text!r}", param_hint=option
-        )
-    return numbers
 
 
 def main() -> None:

@@ -12,30 +12,12 @@ import typer
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
-from . import render
-from .errors import (
-    IndexChangedError,
-    IndexCorruptError,
-    IndexMissingError,
-    MetaUnreadableError,
-    SemsearchError,
-)
+from . import cli_hints, render
+from .errors import SemsearchError
 
 EXIT_NO_ANSWER = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
-HINTS: dict[type[SemsearchError], str] = {
-    IndexMissingError: "build one with `semsearch build DOCS --index INDEX`",
-    MetaUnreadableError: "nothing proves semsearch made that folder, so `semsearch build` leaves it "
-    "alone: remove it yourself, then build again",
-    IndexCorruptError: "rebuild it with `semsearch build DOCS --index INDEX`",
-    IndexChangedError: "run the command again",
-}
-
-
-def _message(exc: SemsearchError) -> str:
-    hint = next((text for kind, text in HINTS.items() if isinstance(exc, kind)), None)
-    return f"{exc}; {hint}" if hint else str(exc)
 
 
 class _Group(TyperGroup):
@@ -48,6 +30,8 @@ class _Group(TyperGroup):
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except TyperException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `semsearch`: the help is printed
+                raise SystemExit(exc.exit_code) from None
             where = exc.ctx.command_path if getattr(exc, "ctx", None) else "semsearch"
             message = " ".join(exc.format_message().split())
             if re.match(r"No such option: -\d", message):  # a question that starts like "-5 stopni"
@@ -79,13 +63,16 @@ class _Group(TyperGroup):
                 return super().invoke(ctx)
             finally:
                 render.flush_stdout()
-        except (typer.Exit, typer.Abort, TyperException):  # usage errors: Typer's own message
+        except (typer.Exit, typer.Abort):
+            raise
+        except TyperException as exc:  # usage errors: Typer's own message, the command's --help
+            self._name_the_command(exc, ctx)
             raise
         except BrokenPipeError:  # the reader stopped reading (`| head -1`): it had what it wanted
             render.silence_stdout()
             return None
         except SemsearchError as exc:
-            render.error(_message(exc))
+            render.error(cli_hints.message(exc))
         except OSError as exc:
             if not _output_failed(exc):
                 _unexpected(exc)
@@ -96,7 +83,16 @@ class _Group(TyperGroup):
             _unexpected(exc)
         finally:
             render.set_quiet(False)  # --quiet lasts one command (tests run many in one process)
+            cli_hints.forget_index()
         raise typer.Exit(EXIT_ERROR)
+
+    def _name_the_command(self, exc: TyperException, ctx: typer.Context) -> None:
+        """A usage error met parsing a command's options (``ask x --index`` with no value) has
+        no context of its own: give it the command's, so its hint is `semsearch ask --help`."""
+        name = ctx.invoked_subcommand
+        command = self.get_command(ctx, name) if name else None
+        if command is not None and getattr(exc, "ctx", None) is None:
+            exc.ctx = typer.Context(command, info_name=name, parent=ctx)
 
 
 _OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EPIPE}

@@ -136,8 +136,8 @@ def _readable_data(data: Any) -> Any:
 
 
 def counted(number: int, noun: str) -> str:
-    """``1 file``, ``2 files``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+    """``1 file``, ``2 files``, ``3,355 chunks``."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def display_path(path: str) -> str:
@@ -237,8 +237,8 @@ def print_prompt(prompt: Prompt) -> None:
     sys.stdout.write(prompt.text)
     if prompt.left_out:
         warning(
-            f"{prompt.left_out} more source(s) did not fit --max-context-tokens "
-            f"(the prompt has {prompt.tokens} tokens)"
+            f"{prompt.left_out:,} more source(s) did not fit --max-context-tokens "
+            f"(the prompt has {prompt.tokens:,} tokens)"
         )
 
 
@@ -321,11 +321,11 @@ def stale_warning(changed: list[str], index: Index) -> None:
     if changed:
         import shlex
 
-        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more" if len(changed) > 3 else "")
         command = (
             f"semsearch build {shlex.quote(index.meta['docs_root'])} --index {shlex.quote(str(index.path))}"
         )
-        warning(f"{len(changed)} file(s) changed since the index was built ({shown}); run `{command}`")
+        warning(f"{len(changed):,} file(s) changed since the index was built ({shown}); run `{command}`")
 
 
 def info_json(index: Index) -> dict:
@@ -385,7 +385,7 @@ def _fields_words(seen: dict[str, int] | None) -> str:
         return "not recorded (the index predates --where; rebuild it to filter by front matter)"
     if not seen:
         return "none (no file has front matter)"
-    return ", ".join(f"{name} ({count} file{'s' * (count != 1)})" for name, count in seen.items())
+    return ", ".join(f"{name} ({counted(count, 'file')})" for name, count in seen.items())
 
 
 def search_details(index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer) -> None:
@@ -396,7 +396,8 @@ def search_details(index: Index, paths: Sequence[str], where: Sequence[object], 
         allowed = index.allowed_rows(paths, where)
         searched = sum(bool(allowed[slice(*r["rows"])].any()) for r in index.meta["files"].values())
         shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
-        note(f"searched: {searched} of {files} files, {int(allowed.sum())} of {chunks} chunks ({shown})")
+        rows = int(allowed.sum())
+        note(f"searched: {searched:,} of {files:,} files, {rows:,} of {chunks:,} chunks ({shown})")
     if answer.answered:  # a refusal's reason is printed as the result itself
         note(f"{answer.mode} search: {answer.reason}")
 
@@ -407,7 +408,7 @@ def print_info(index: Index) -> None:
     _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
     budget = data["chunking"]["max_tokens"]
     content = f"{counted(data['files'], 'file')}, {counted(data['chunks'], 'chunk')}"
-    _say(f"  content    {content} (≤ {budget} tokens)")
+    _say(f"  content    {content} (≤ {budget:,} tokens)")
     _say(f"  no answer  {gate_words(data['gate'])}")
     _say(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")
     if data["excludes"]:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 def _changes(report: BuildReport) -> str:
     c = report.changes
-    return f"{c.new} new, {c.changed} changed, {c.removed} removed, {c.unchanged} unchanged"
+    return f"{c.new:,} new, {c.changed:,} changed, {c.removed:,} removed, {c.unchanged:,} unchanged"
 
 
 def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
@@ -49,7 +49,7 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
             f": {content} in {where}/ ({_changes(report)}; nothing embedded)",
         )
         return
-    resumed = f", {report.resumed} kept from an interrupted build" if report.resumed else ""
+    resumed = f", {report.resumed:,} kept from an interrupted build" if report.resumed else ""
     _say(
         ("Indexed", "green"),
         f" {counted(report.files, 'file')} into {counted(report.chunks, 'chunk')} in {report.seconds:.1f} s"
@@ -63,9 +63,7 @@ def _outcome_words(outcome: FileOutcome) -> str:
         return f": {outcome.reason}"
     if outcome.chunks is None:
         return ""
-    words = (
-        f": {outcome.chunks} chunk{'s' * (outcome.chunks != 1)}" if outcome.chunks else ": no text to index"
-    )
+    words = f": {counted(outcome.chunks, 'chunk')}" if outcome.chunks else ": no text to index"
     return words + (f"; front matter: {', '.join(outcome.fields)}" if outcome.fields else "")
 
 

@@ -65,7 +65,7 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
     topk = f"   top-{report.k} {_pct(m[f'top{report.k}'])}" if report.k not in (1, 3) else ""
     _say(
         (counted(m["questions"], "question"), "bold"),
-        f" ({m['answerable']} answerable, {m['unanswerable']} not), {report.mode} search",
+        f" ({m['answerable']:,} answerable, {m['unanswerable']:,} not), {report.mode} search",
     )
     _say(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {m['mrr']}")
     recall = m.get("recall") or {}
@@ -92,7 +92,7 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         for kind, km in report.by_kind.items():
             kinds.add_row(
                 _line(kind),
-                str(km["questions"]),
+                f"{km['questions']:,}",
                 *(_pct(km[key]) for key in ("top1", "top3", "answered", "rejected")),
             )
         console().print(kinds)

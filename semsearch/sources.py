@@ -11,6 +11,7 @@ still read through its real path.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import hashlib
 import os
@@ -205,8 +206,58 @@ def _mostly_not_text(text: str) -> bool:
     return odd > NOT_TEXT_SHARE * max(len(text), 1)
 
 
+_BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's
+    (codecs.BOM_UTF32_LE, "utf-32", "UTF-32"),
+    (codecs.BOM_UTF32_BE, "utf-32", "UTF-32"),
+    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16"),
+    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"),
+)
+
+
+NUL_BYTES = "binary file (NUL bytes), not Markdown"
+
+
+class _NotText(Exception):
+    """A file's bytes are not text: the message says why."""
+
+
+def _nul_reason(head: bytes) -> str:
+    """Why a file with NUL bytes and no BOM is skipped: UTF-16 text without one (every NUL at
+    even or every one at odd offsets, and at least half the bytes there: Latin text) cannot be
+    told from binary data for sure, so it is said rather than guessed."""
+    for parity in (0, 1):
+        if b"\x00" not in head[1 - parity :: 2] and head[parity::2].count(0) * 2 >= len(head[parity::2]):
+            return "UTF-16 text without a byte order mark, it seems; save it as UTF-8"
+    return NUL_BYTES
+
+
+def _decode(raw: bytes) -> tuple[str, str | None]:
+    """A file's text, and a warning when bytes had to be replaced. UTF-8 (a BOM is dropped), or
+    UTF-16/UTF-32 when a BOM says so (as Windows editors save "Unicode"); the sha256 stays that
+    of the bytes, so a file re-saved in another encoding counts as changed.
+
+    Raises ``_NotText`` for binary data: NUL characters, or mostly undecodable bytes."""
+    codec, name = next(
+        ((codec, name) for bom, codec, name in _BOMS if raw.startswith(bom)), ("utf-8-sig", "UTF-8")
+    )
+    if codec == "utf-8-sig" and b"\x00" in raw[:BINARY_SNIFF_BYTES]:
+        raise _NotText(_nul_reason(raw[:BINARY_SNIFF_BYTES]))
+    warning = None
+    try:
+        text = raw.decode(codec)
+    except UnicodeDecodeError as exc:
+        text = raw.decode(codec, errors="replace")
+        if _mostly_not_text(text[:BINARY_SNIFF_BYTES]):
+            raise _NotText("binary file (mostly not text), not Markdown") from None
+        warning = f"invalid {name} at byte {exc.start}; undecodable bytes replaced with U+FFFD"
+    if "\x00" in text[:BINARY_SNIFF_BYTES]:  # a NUL character: UTF-16 or UTF-32 of no text
+        raise _NotText(NUL_BYTES)
+    return text, warning
+
+
 def read_source(path: Path, docs: Path) -> SourceFile | Skipped:
-    """Read one file; invalid UTF-8 is replaced (and reported), unreadable or binary files skipped.
+    """Read one file (UTF-8, or UTF-16/UTF-32 with a BOM); undecodable bytes are replaced (and
+    reported), unreadable or binary files skipped.
 
     The file is opened without blocking and checked to be a regular file before it is read: a
     FIFO put in place after ``discover`` is skipped too, not waited on.
@@ -222,18 +273,10 @@ def read_source(path: Path, docs: Path) -> SourceFile | Skipped:
             raw = handle.read()
     except OSError as exc:
         return Skipped(relative, f"cannot read ({exc.strerror or exc})")
-    if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
-        return Skipped(relative, "binary file (NUL bytes), not Markdown", info.st_size, info.st_mtime_ns)
-    warning = None
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        text = raw.decode("utf-8-sig", errors="replace")
-        if _mostly_not_text(text[:BINARY_SNIFF_BYTES]):
-            return Skipped(
-                relative, "binary file (mostly not text), not Markdown", info.st_size, info.st_mtime_ns
-            )
-        warning = f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD"
+        text, warning = _decode(raw)
+    except _NotText as exc:
+        return Skipped(relative, str(exc), info.st_size, info.st_mtime_ns)
     if not text.strip():
         return Skipped(relative, "empty file", info.st_size, info.st_mtime_ns)
     return SourceFile(
