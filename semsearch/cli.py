@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from . import cli_hints, render, render_build, render_eval
+from . import cli_hints, render, render_build, render_eval, render_info
 from .cli_app import EXIT_NO_ANSWER, app
 from .cli_options import exclusive, needs_context, positive_numbers, verbosity, where_conditions
 from .errors import IndexMissingError
@@ -296,9 +296,9 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
 
     loaded = load_index(_index(index))
     if as_json:
-        render.print_json(render.info_json(loaded))
+        render.print_json(render_info.info_json(loaded))
     else:
-        render.print_info(loaded)
+        render_info.print_info(loaded)
 
 
 @app.command("eval")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .chunking import PATH_SEPARATOR
-from .render import _line, _say, console, counted, gate_rule
+from .render import _line, _say, console, counted
+from .render_info import gate_rule
 
 if TYPE_CHECKING:
     from .evaluation import EvalReport, QuestionResult

@@ -15,7 +15,7 @@ from semsearch.cli import app
 from semsearch.frontmatter import front_matter_block, read_front_matter
 from semsearch.index import load_index
 from semsearch.markdown import parse_markdown
-from semsearch.render import info_json
+from semsearch.render_info import info_json
 
 from .conftest import write
 
