@@ -124,15 +124,23 @@ def _save_quietly(path: Path, vectors: np.ndarray) -> None:
 def bank_vectors(embedder: Embedder) -> np.ndarray:
     """Query vectors of every bank question for ``embedder``: shipped, cached, or embedded now
     (and then cached)."""
+    found = stored_bank_vectors(embedder)
+    if found is not None:
+        return found
     questions = [question for _, question in offtopic_bank()]
+    vectors = np.ascontiguousarray(embedder.embed_queries(questions), dtype=np.float32)
+    _save_quietly(cache_folder() / vectors_name(embedder.spec, embedder.dim), vectors)
+    return vectors
+
+
+def stored_bank_vectors(embedder: Embedder) -> np.ndarray | None:
+    """The bank's query vectors for ``embedder`` if shipped or cached (None: a build embeds them)."""
     name = vectors_name(embedder.spec, embedder.dim)
     for path in (_shipped(name), cache_folder() / name):
-        found = _load(path, len(questions), embedder.dim)
+        found = _load(path, len(offtopic_bank()), embedder.dim)
         if found is not None:
             return found
-    vectors = np.ascontiguousarray(embedder.embed_queries(questions), dtype=np.float32)
-    _save_quietly(cache_folder() / name, vectors)
-    return vectors
+    return None
 
 
 def write_shipped_vectors(embedder: Embedder, folder: Path) -> Path:

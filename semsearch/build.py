@@ -20,8 +20,9 @@ from . import __version__
 from .bank import bank_sha256, bank_vectors
 from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
-from .embedding import Progress, Step, embed_or_reuse, tokens_per_second
+from .embedding import Progress, Step, embed_or_reuse
 from .errors import DocsError, UsageError
+from .estimate import build_seconds
 from .frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from .index import Index
 from .journal import Journal
@@ -76,7 +77,7 @@ class BuildReport:
     up_to_date: bool = False
     dry_run: bool = False
     estimated_seconds: float | None = None
-    """With ``dry_run``: the embedding time, from the rate measured on a short probe text."""
+    """With ``dry_run``: how long a build would take (reading and splitting, embedding, calibrating)."""
     outcomes: list[FileOutcome] = field(default_factory=list)
     """Every file met, with what became of it (``build --verbose``)."""
     excluded: list[str] = field(default_factory=list)
@@ -170,7 +171,7 @@ def build_index(
             chunks, rows = _chunk(plan, embedder, max_tokens, report_step)
             records = file_records(plan.sources, chunks, plan.front_matter)
             if dry_run:
-                _estimate(plan.report, embedder, chunks, rows)
+                _estimate(plan, embedder, chunks, rows, time.perf_counter() - started)
             else:
                 _build(plan, embedder, settings, excludes, chunks, rows, records, report_step)
     old_files = plan.old_meta["files"] if plan.old_meta else {}
@@ -238,12 +239,13 @@ def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: l
     return found
 
 
-def _estimate(report: BuildReport, embedder: Embedder, chunks: list[Chunk], rows: list[int | None]) -> None:
-    """What a build would embed, and how long that would take at the rate measured now."""
+def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, prepared: float) -> None:
+    """What a build would embed, and how long it would take on this machine now (``estimate``):
+    reading and splitting as long as this dry run did (``prepared`` seconds), then the rest."""
     fresh = [chunk for chunk, row in zip(chunks, rows, strict=True) if row is None]
-    report.chunks, report.embedded = len(chunks), len(fresh)
-    report.tokens = sum(chunk.tokens for chunk in fresh)
-    report.estimated_seconds = report.tokens / tokens_per_second(embedder) if fresh else 0.0
+    plan.report.chunks, plan.report.embedded = len(chunks), len(fresh)
+    plan.report.tokens = sum(chunk.tokens for chunk in fresh)
+    plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
 
 
 def _build(

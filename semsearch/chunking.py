@@ -22,6 +22,8 @@ from functools import partial
 from itertools import pairwise
 
 from .markdown import BLANK_LINE, Block, Hidden, normalize_newlines, parse_markdown
+from .packing import Packer
+from .tokens import LONGEST_TOKEN_BYTES, count_tokens
 
 PATH_SEPARATOR = " › "
 CHUNKER_VERSION = 3
@@ -129,6 +131,10 @@ class _Splitter:
         self.extra_fits = fits
         self.hidden = hidden
         self.prefix_tokens = count(prefix + "\n\n")
+        # A slice longer than this cannot fit (cl100k_base tokens are at most 128 bytes each):
+        # the search for where to cut an unbroken run of text starts from its whole length.
+        self.max_chars = max_tokens * LONGEST_TOKEN_BYTES if count is count_tokens else None
+        self.packer = Packer(max_tokens, self.prefix_tokens, self.tokens_of, self._extra_fits_slice)
 
     def shown(self, start: int, end: int) -> str:
         """The chunk text of a span: the source slice without its HTML comments."""
@@ -139,6 +145,8 @@ class _Splitter:
 
     def fits(self, start: int, end: int) -> bool:
         embedded = f"{self.prefix}\n\n{self.shown(start, end)}"
+        if self.max_chars is not None and len(embedded) > self.max_chars:
+            return False
         return self.count(embedded) <= self.max_tokens and self.extra_fits(embedded)
 
     def pieces(self, block: Block) -> Iterator[tuple[int, int]]:
@@ -181,40 +189,14 @@ class _Splitter:
         """End of the longest slice from ``start`` that fits (at least one character)."""
         return start + max(1, _longest(end - start, lambda k: self.fits(start, start + k)))
 
-    def glue_lead_ins(self, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """Join a span that introduces the next one (ends with a colon) to it, when both fit.
-
-        Otherwise packing can end a chunk on "on this basis we:" and start the next with the
-        list it introduces, leaving each half without the other's meaning.
-        """
-        glued: list[tuple[int, int]] = []
-        for span in spans:
-            if glued and self.text[glued[-1][1] - 1] == ":" and self.fits(glued[-1][0], span[1]):
-                glued[-1] = (glued[-1][0], span[1])
-            else:
-                glued.append(span)
-        return glued
-
     def pack(self, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
         """Greedily merge consecutive spans while the merged slice still fits (lead-ins first
-        joined to what they introduce)."""
-        current: tuple[int, int] | None = None
-        estimate = 0
-        for span in self.glue_lead_ins(spans):
-            span_tokens = self.tokens_of(*span) - self.prefix_tokens
-            if current is None:
-                current, estimate = span, self.prefix_tokens + span_tokens
-                continue
-            # Token counts are close to additive across whitespace; confirm exactly only when
-            # the estimate says the merge could fit.
-            if estimate + span_tokens + 1 <= self.max_tokens and self.fits(current[0], span[1]):
-                current = (current[0], span[1])
-                estimate = self.tokens_of(*current)
-            else:
-                yield current
-                current, estimate = span, self.prefix_tokens + span_tokens
-        if current is not None:
-            yield current
+        joined to what they introduce); see ``packing``."""
+        lead_ins = [self.text[end - 1] == ":" for _, end in spans]
+        yield from self.packer.pack(self.packer.glue_lead_ins(spans, lead_ins))
+
+    def _extra_fits_slice(self, start: int, end: int) -> bool:
+        return self.extra_fits(f"{self.prefix}\n\n{self.shown(start, end)}")
 
 
 def _longest(n: int, accepted: Callable[[int], bool]) -> int:

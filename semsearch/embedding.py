@@ -1,10 +1,9 @@
 """The embed step of a build: passages embedded in batches with progress in tokens, vectors
-reused from the previous index or from an interrupted build's journal, and the rate a dry run
-estimates with. ``Step`` is the progress update every build phase reports."""
+reused from the previous index or from an interrupted build's journal (a dry run times a few
+of the same batches: ``estimate``). ``Step`` is the progress update every build phase reports."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -15,9 +14,6 @@ from .embedders import Embedder
 from .journal import Journal, embedding_key
 
 EMBED_BATCH = 16
-PROBE_TEXT = (
-    "Zwrot pieniędzy następuje w ciągu 14 dni od otrzymania oświadczenia o odstąpieniu od umowy. " * 8
-)
 
 
 @dataclass(frozen=True)
@@ -48,6 +44,11 @@ class Embedded:
     """Tokens of the chunks embedded now."""
 
 
+def batch_order(texts: Sequence[str]) -> list[int]:
+    """The order passages are embedded in: longest first (similar lengths batch with less padding)."""
+    return sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+
+
 def embed_in_batches(
     embedder: Embedder,
     texts: Sequence[str],
@@ -55,7 +56,7 @@ def embed_in_batches(
     weights: Sequence[int] | None = None,
     on_batch: Callable[[list[int], np.ndarray], None] | None = None,
 ) -> np.ndarray:
-    """Embed passages longest first (similar lengths batch with less padding), in input order.
+    """Embed passages in ``batch_order``; the vectors come back in input order.
 
     Progress is counted in ``weights`` (tokens per text; default 1 each), known up front, so a
     rate and a time left can be shown from the first batch on. ``on_batch(indices, vectors)``
@@ -63,7 +64,7 @@ def embed_in_batches(
     """
     weights = list(weights) if weights is not None else [1] * len(texts)
     vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+    order = batch_order(texts)
     done, total = 0, sum(weights)
     for start in range(0, len(order), EMBED_BATCH):
         batch = order[start : start + EMBED_BATCH]
@@ -110,13 +111,3 @@ def embed_or_reuse(
     finally:
         journal.flush()  # also when interrupted: what was embedded is kept
     return Embedded(vectors, len(missing), len(resumed), sum(weights))
-
-
-def tokens_per_second(embedder: Embedder) -> float:
-    """The embedding rate on this machine now, measured on a fixed probe text (not the user's)."""
-    from .tokens import count_tokens
-
-    probe = [PROBE_TEXT] * EMBED_BATCH
-    started = time.perf_counter()
-    embedder.embed_passages(probe)
-    return count_tokens(PROBE_TEXT) * len(probe) / max(time.perf_counter() - started, 1e-6)

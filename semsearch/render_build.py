@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -117,10 +118,27 @@ PHASES = {
 }
 
 
+LOG_INTERVAL = 10.0
+"""Seconds between two progress lines of one phase in a log or a pipe."""
+
+
 @contextmanager
 def build_progress(disable: bool = False) -> Iterator[Callable[[Step], None]]:
-    """Build progress on stderr, one line per phase (those done stay, ticked), shown from the
-    first update on; the embedding line has a rate and a time left counted in tokens."""
+    """Build progress on stderr from the first update on: a live bar on a terminal, plain lines
+    in a log or a pipe (``ProgressLines``), nothing with ``disable`` (--quiet, --json)."""
+    if disable:
+        yield lambda step: None
+    elif console(stderr=True).is_terminal:
+        with _bar() as update:
+            yield update
+    else:
+        yield ProgressLines(note)
+
+
+@contextmanager
+def _bar() -> Iterator[Callable[[Step], None]]:
+    """One line per phase (those done stay, ticked); the embedding line has a rate and a time
+    left counted in tokens."""
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     bar = Progress(
@@ -132,7 +150,6 @@ def build_progress(disable: bool = False) -> Iterator[Callable[[Step], None]]:
         TimeElapsedColumn(),
         console=console(stderr=True),
         transient=True,
-        disable=disable or not console(stderr=True).is_terminal,  # no bar in logs and pipes
     )
     tasks: dict[str, Any] = {}
 
@@ -156,6 +173,59 @@ def build_progress(disable: bool = False) -> Iterator[Callable[[Step], None]]:
     finally:
         if bar.live.is_started:
             bar.stop()
+
+
+class ProgressLines:
+    """Build progress for a log or a pipe: a plain line when a phase starts, then one every
+    ``interval`` seconds while it lasts, with how far it is and, once measured, the time left
+    (``Embedding: 1,200/3,355 chunks (36%), about 2 min 10 s left``). No bar, no carriage
+    return, no colour: what a CI log or ``| tee`` shows as it comes."""
+
+    def __init__(
+        self,
+        say: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+        interval: float = LOG_INTERVAL,
+    ):
+        self.say = say
+        self.clock = clock
+        self.interval = interval
+        self.phase: str | None = None
+        self.said = 0.0
+        self.first: tuple[float, int] = (0.0, 0)
+        """When the phase's first update came, and how far it was then."""
+
+    def __call__(self, step: Step) -> None:
+        now = self.clock()
+        if step.phase != self.phase:
+            self.phase, self.said, self.first = step.phase, now, (now, step.done)
+            self.say(progress_line(step))
+        elif now - self.said >= self.interval:
+            self.said = now
+            self.say(progress_line(step, self._seconds_left(step, now)))
+
+    def _seconds_left(self, step: Step, now: float) -> float | None:
+        """The rest of the phase at its rate since its first update (None: no measure yet)."""
+        since, done_then = self.first
+        if step.total is None or step.done <= done_then or now <= since:
+            return None
+        return (step.total - step.done) * (now - since) / (step.done - done_then)
+
+
+def progress_line(step: Step, seconds_left: float | None = None) -> str:
+    """One plain line of build progress: the phase, how far it is, the time left if known."""
+    label = PHASES.get(step.phase, step.phase)
+    if step.total is None:
+        return f"{label}..."
+    share = f" ({100 * step.done // step.total}%)" if step.total else ""
+    if step.chunks is not None and step.chunks_total is not None:  # embedding: chunks, share of tokens
+        count = f"{step.chunks:,}/{step.chunks_total:,} chunks{share}"
+    else:
+        count = f"{step.done:,}/{step.total:,} {step.unit}".rstrip() + share
+        if step.chunks is not None:
+            count += f", {step.chunks:,} chunk{'s' * (step.chunks != 1)} so far"
+    left = f", about {_duration(seconds_left)} left" if seconds_left is not None else ""
+    return f"{label}: {count}{left}"
 
 
 def _time_left_column():

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 ENCODING_NAME = "cl100k_base"
 RANK_FILE = "cl100k_base.tiktoken.gz"
+LONGEST_TOKEN_BYTES = 128
+"""No cl100k_base token is longer (in UTF-8 bytes): a text of more than ``128 * n`` characters
+has more than ``n`` tokens, known without counting them."""
 
 
 def _rank_file_bytes() -> bytes:

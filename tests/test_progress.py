@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from semsearch.build import build_index
+from semsearch.embedding import EMBED_BATCH
+from semsearch.estimate import SAMPLE_BATCHES
 from semsearch.index import load_index
 
 from .conftest import REPO, SAMPLE_DOCS, HashingEmbedder, write
@@ -48,7 +50,7 @@ def test_every_phase_is_reported_in_order_with_counts(docs, tmp_path, fake_embed
 def test_a_dry_run_says_what_a_build_would_embed_and_writes_nothing(docs, tmp_path, fake_embedder):
     planned = build_index(docs, tmp_path / "index", embedder=fake_embedder, dry_run=True)
     assert not (tmp_path / "index").exists() and sorted(os.listdir(tmp_path)) == ["docs"]
-    assert fake_embedder.passages_embedded == 16  # the timing probe only, never the user's text
+    assert fake_embedder.passages_embedded <= SAMPLE_BATCHES * EMBED_BATCH  # a few batches, timed
     built = build_index(docs, tmp_path / "index", embedder=fake_embedder)
     assert (planned.chunks, planned.embedded, planned.tokens) == (built.chunks, built.embedded, built.tokens)
     assert planned.estimated_seconds is not None and planned.estimated_seconds > 0
@@ -101,6 +103,8 @@ KILL_AT_90_PERCENT = """
 import os, signal, sys
 from pathlib import Path
 from semsearch.build import build_index
+from semsearch.embedding import EMBED_BATCH
+from semsearch.estimate import SAMPLE_BATCHES
 
 def progress(step):
     if step.phase == "embedding" and step.chunks >= 0.9 * step.chunks_total:
