@@ -191,6 +191,7 @@ def test_a_code_no_document_holds_is_named_as_missing(sample_index):
     assert json.loads(refused.stdout)["missing_elsewhere"] == {"PAY-517": ["platnosci.md"]}
 
 
+@pytest.mark.slow
 def test_a_code_name_no_document_holds_is_named_as_missing(events_index):
     """Asked about a method events.md does not have, the nearest method ranks first: the reader
     is told it is not the one asked about; a method the file documents is not listed."""
