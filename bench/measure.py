@@ -1,0 +1,58 @@
+"""What the benchmark scripts share: timing a child process (wall time, peak memory), medians,
+and the one-line report format."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+QUESTION = "Ile kosztuje dostawa do paczkomatu?"
+
+
+GNU_TIME = shutil.which("time", path="/usr/bin:/bin")
+
+
+def run(command: list[str], **kwargs) -> tuple[float, int]:
+    """Wall seconds and peak RSS (MB) of a child process.
+
+    The peak comes from GNU time where present: a child forked straight from this (large)
+    process would count this process's pages in its own peak until it execs.
+    """
+    with tempfile.NamedTemporaryFile("r") as report:
+        wrapped = [GNU_TIME, "-f", "%M", "-o", report.name, *command] if GNU_TIME else command
+        started = time.perf_counter()
+        process = subprocess.Popen(wrapped, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+        if os.waitstatus_to_exitcode(status) not in (0, 1):
+            raise RuntimeError(f"{command} failed: {process.stderr.read().decode()[-2000:]}")
+        peak_kb = int(report.read().split()[-1]) if GNU_TIME else usage.ru_maxrss
+    return seconds, peak_kb // 1024
+
+
+def median_seconds(function, repeat: int) -> float:
+    """Median wall time of ``function`` over ``repeat`` calls, after one warm-up call."""
+    function()
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        function()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def median_of(repeat: int, command: list[str]) -> tuple[float, int]:
+    runs = [run(command) for _ in range(repeat)]
+    return statistics.median(s for s, _ in runs), max(m for _, m in runs)
+
+
+def line(label: str, value: str, ratio: str = "") -> None:
+    print(f"  {label:<58} {value:>12} {ratio}", flush=True)
