@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -20,9 +22,12 @@ from semsearch import mcp_server  # noqa: E402
 from semsearch.build import build_index  # noqa: E402
 from semsearch.evaluation import write_min_score  # noqa: E402
 from semsearch.index import load_index  # noqa: E402
-from semsearch.mcp_server import Library  # noqa: E402
+from semsearch.mcp_server import MAX_PASSAGE_CHARS, Library  # noqa: E402
+from semsearch.passages import file_chunks  # noqa: E402
 
 from .conftest import REPO, write  # noqa: E402
+
+T = TypeVar("T")
 
 
 def _server(index: Path) -> StdioServerParameters:
@@ -33,17 +38,26 @@ def _server(index: Path) -> StdioServerParameters:
     )
 
 
-def _run(index: Path, *calls: tuple[str, dict]) -> tuple[list[str], list]:
-    """Tool names and the results of ``calls`` from a server started on ``index``."""
+def _talk(index: Path, conversation: Callable[[ClientSession], Awaitable[T]]) -> T:
+    """What ``conversation`` returns, held with a server started on ``index``."""
 
-    async def talk():
+    async def talk() -> T:
         with anyio.fail_after(60):
             async with stdio_client(_server(index)) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
-                tools = [tool.name for tool in (await session.list_tools()).tools]
-                return tools, [await session.call_tool(name, arguments) for name, arguments in calls]
+                return await conversation(session)
 
     return anyio.run(talk)
+
+
+def _run(index: Path, *calls: tuple[str, dict]) -> tuple[list[str], list]:
+    """Tool names and the results of ``calls`` from a server started on ``index``."""
+
+    async def conversation(session: ClientSession) -> tuple[list[str], list]:
+        tools = [tool.name for tool in (await session.list_tools()).tools]
+        return tools, [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    return _talk(index, conversation)
 
 
 def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sample_index, tmp_path):
@@ -323,3 +337,55 @@ def test_a_bad_argument_is_named_in_one_line(tmp_path, tool, arguments, problem)
         return str(raised.value)
 
     assert anyio.run(call) == f"Error executing tool {tool}: {problem}"
+
+
+# Round trips with a client: paging
+
+
+def _long_line_docs(folder: Path) -> tuple[Path, int]:
+    """A file whose line ``long`` (returned) is three pages long without a line break, after
+    most of a page of ordinary lines and before two pages of them."""
+    sentences = (f"Sentence {i} of a paragraph that never breaks its line." for i in range(10**6))
+    long_line = ""
+    while len(long_line) < 3 * MAX_PASSAGE_CHARS:
+        long_line += next(sentences) + " "
+    before = [f"Line {i} before it: " + "words " * 100 for i in range(30)]
+    after = [f"Line {i} after it: " + "words " * 100 for i in range(70)]
+    lines = ["# Long", "", *before, "", long_line.strip(), "", "## After", "", *after]
+    write(folder / "long.md", "\n".join(lines) + "\n")
+    return folder, lines.index(long_line.strip()) + 1
+
+
+def test_following_next_start_line_through_a_line_longer_than_a_page_ends_and_repeats_nothing(
+    tmp_path, fake_embedder
+):
+    docs, long = _long_line_docs(tmp_path / "docs")
+    index = tmp_path / "index"
+    build_index(docs, index, embedder=fake_embedder)
+    indexed = load_index(index)
+    chunks = list(file_chunks(indexed, "long.md"))
+    indexed.chunks.close()
+    on_long = [chunk.text for chunk in chunks if chunk.start_line == chunk.end_line == long]
+    assert len(on_long) >= 3  # the line is split into chunks that all start and end on it
+
+    async def follow(session: ClientSession) -> tuple[list[dict], dict]:
+        pages, start = [], None
+        for _ in range(len(chunks) + 1):  # a page holds a chunk at least
+            arguments = {"source": "long.md"} | ({} if start is None else {"start_line": start})
+            pages.append((await session.call_tool("get_passage", arguments)).structured_content)
+            start = pages[-1]["next_start_line"]
+            if start is None:
+                break
+        line = await session.call_tool(
+            "get_passage", {"source": "long.md", "start_line": long, "end_line": long}
+        )
+        return pages, line.structured_content
+
+    pages, line = _talk(index, follow)
+    assert pages[-1]["next_start_line"] is None and not pages[-1]["truncated"]  # it ended
+    assert [passage["text"] for page in pages for passage in page["passages"]] == [c.text for c in chunks]
+    texts = [[passage["text"] for passage in page["passages"]] for page in pages]
+    assert on_long in [page[-len(on_long) :] for page in texts]  # the long line whole, on one page
+    sizes = [sum(map(len, page)) for page in texts]
+    assert len(pages) >= 4 and sum(size > MAX_PASSAGE_CHARS for size in sizes) == 1
+    assert [passage["text"] for passage in line["passages"]] == on_long
