@@ -324,6 +324,9 @@ BAD_ARGUMENTS = [
         "paths: expected a string or a list of strings, got [1]",
     ),
     ("index_info", {"verbose": True}, "verbose: not an argument of this tool (it takes none)"),
+    ("search", {"question": "x", "k": True}, "k: expected an integer, got true"),
+    ("search", {"question": "x", "k": 2.5}, "k: expected an integer, got 2.5"),
+    ("get_passage", {"source": "a.md", "end_line": False}, "end_line: expected an integer, got false"),
 ]
 
 
@@ -339,7 +342,7 @@ def test_a_bad_argument_is_named_in_one_line(tmp_path, tool, arguments, problem)
     assert anyio.run(call) == f"Error executing tool {tool}: {problem}"
 
 
-# Round trips with a client: paging
+# Round trips with a client: paging, integer arguments
 
 
 def _long_line_docs(folder: Path) -> tuple[Path, int]:
@@ -389,3 +392,61 @@ def test_following_next_start_line_through_a_line_longer_than_a_page_ends_and_re
     sizes = [sum(map(len, page)) for page in texts]
     assert len(pages) >= 4 and sum(size > MAX_PASSAGE_CHARS for size in sizes) == 1
     assert [passage["text"] for passage in line["passages"]] == on_long
+
+
+TAKEN = [("search", "k", (2, 2.0, "2")), ("get_passage", "start_line", (3, 3.0, "3"))]
+
+
+def test_an_integer_argument_refuses_true_and_false_and_takes_what_it_took_before(sample_index):
+    needed = {"search": {"question": "Ile kosztuje dostawa?"}, "get_passage": {"source": "dostawa.md"}}
+
+    async def conversation(session: ClientSession) -> tuple[dict, dict, dict]:
+        schemas = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
+        refused = {}
+        for tool, schema in schemas.items():
+            for name in _integer_arguments(schema):
+                for value in (True, False):
+                    result = await session.call_tool(tool, needed.get(tool, {}) | {name: value})
+                    refused[tool, name, value] = result.content[0].text if result.is_error else None
+        taken = {
+            (name, value): await session.call_tool(tool, needed[tool] | {name: value})
+            for tool, name, values in TAKEN
+            for value in values
+        }
+        return schemas, refused, taken
+
+    schemas, refused, taken = _talk(sample_index, conversation)
+    k = schemas["search"]["properties"]["k"]  # a plain integer, as before
+    assert {key: k.get(key) for key in ("type", "minimum", "maximum")} == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+    }
+    assert schemas["get_passage"]["properties"]["start_line"]["anyOf"] == [
+        {"type": "integer", "minimum": 1},
+        {"type": "null"},
+    ]
+    assert {(tool, name) for tool, name, _ in refused} == {
+        ("search", "k"),
+        ("get_passage", "start_line"),
+        ("get_passage", "end_line"),
+    }
+    for (tool, name, value), message in refused.items():
+        assert (
+            message == f"Error executing tool {tool}: {name}: expected an integer, got {str(value).lower()}"
+        )
+    for _, name, values in TAKEN:  # a float without a fraction or a text of digits too, as before
+        results = [taken[name, value] for value in values]
+        assert not any(result.is_error for result in results)
+        assert all(result.structured_content == results[0].structured_content for result in results)
+    assert len(taken["k", 2].structured_content["hits"]) == 2
+    assert taken["start_line", 3].structured_content["passages"][0]["start_line"] >= 3
+
+
+def _integer_arguments(schema: dict) -> list[str]:
+    """The arguments of a tool's input ``schema`` that take an integer (or null)."""
+    return [
+        name
+        for name, argument in schema.get("properties", {}).items()
+        if "integer" in [option.get("type") for option in argument.get("anyOf", [argument])]
+    ]
