@@ -31,6 +31,7 @@ from typing import Any
 
 from . import __version__
 from .chunking import Chunk
+from .cli_hints import build_command
 from .collection import Collection
 from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
@@ -73,6 +74,8 @@ from .mcp_schema import (
 MAX_PASSAGE_CHARS = 20_000
 """What ``get_passage`` returns at most (about 5,000 tokens), but for a single line longer than
 that, which comes whole; it says where to continue."""
+UNKNOWN_DOCS = "<your docs folder>"
+"""Stands for the documents folder in a suggested command when the index does not tell it."""
 STALE_CHECK_SECONDS = 2.0
 """Files changed since the build are looked up at most this often (a walk of the docs folder:
 0.3 ms for ten files, but about a third of a second for ten thousand), and never more often
@@ -261,12 +264,17 @@ class Library:
 
     def _message(self, exc: SemsearchError) -> str:
         if isinstance(exc, IndexMissingError):
-            return f"{exc}; build it with `semsearch build DOCS --index {self.path}`"
+            return f"{exc}; build it with `{self._build_command()}`"
         if isinstance(exc, MetaUnreadableError):
-            return f"{exc}; remove the folder, then build again: `semsearch build DOCS --index {self.path}`"
+            return f"{exc}; remove the folder, then build again: `{self._build_command()}`"
         if isinstance(exc, IndexCorruptError):
-            return f"{exc}; rebuild it with `semsearch build DOCS --index {self.path}`"
+            return f"{exc}; rebuild it with `{self._build_command()}`"
         return str(exc)
+
+    def _build_command(self) -> str:
+        """The command that builds this index: with the documents folder its meta.json records
+        (read even from a damaged index), else a placeholder a model will not take literally."""
+        return build_command(self.path, unknown_docs=UNKNOWN_DOCS)
 
     def close(self) -> None:
         with self._lock:

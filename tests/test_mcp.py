@@ -3,6 +3,7 @@ stdio client), and its index handling (opened late, reopened after a rebuild) in
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -342,7 +343,7 @@ def test_a_bad_argument_is_named_in_one_line(tmp_path, tool, arguments, problem)
     assert anyio.run(call) == f"Error executing tool {tool}: {problem}"
 
 
-# Round trips with a client: paging, integer arguments
+# Round trips with a client: paging, integer arguments, the hints of index errors
 
 
 def _long_line_docs(folder: Path) -> tuple[Path, int]:
@@ -450,3 +451,27 @@ def _integer_arguments(schema: dict) -> list[str]:
         for name, argument in schema.get("properties", {}).items()
         if "integer" in [option.get("type") for option in argument.get("anyOf", [argument])]
     ]
+
+
+def test_an_index_error_suggests_the_real_build_command_or_a_clear_placeholder(tmp_path, fake_embedder):
+    docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
+    build_index(docs, index, embedder=fake_embedder)
+    meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
+    del meta["chunks"]  # damaged, but its documents folder still told
+    (index / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    missing = tmp_path / "no-index-here"
+    unreadable = tmp_path / "unreadable"
+    write(unreadable / "meta.json", "{not json")
+
+    (damaged,) = _run(index, ("index_info", {}))[1]
+    assert damaged.is_error and damaged.content[0].text.endswith(
+        f"; rebuild it with `semsearch build {docs} --index {index}`"
+    )
+    (absent,) = _run(missing, ("search", {"question": "parcel lockers"}))[1]
+    assert absent.is_error and absent.content[0].text.endswith(
+        f"; build it with `semsearch build <your docs folder> --index {missing}`"
+    )
+    (garbled,) = _run(unreadable, ("get_passage", {"source": "a.md"}))[1]
+    assert garbled.is_error and garbled.content[0].text.endswith(
+        f"; remove the folder, then build again: `semsearch build <your docs folder> --index {unreadable}`"
+    )
