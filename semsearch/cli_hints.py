@@ -1,5 +1,6 @@
 """What the command line says to do after an error: the hint after a library error's message,
-with the real documents folder and index path in a suggested command when they are known."""
+with the real documents folder and index path in a suggested command when they are known. The
+MCP server's error messages suggest the same command (``build_command``)."""
 
 from __future__ import annotations
 
@@ -53,12 +54,13 @@ def _hint(exc: SemsearchError) -> str | None:
     return None
 
 
-def build_command(index: Path | None) -> str:
+def build_command(index: Path | None, unknown_docs: str = "DOCS") -> str:
     """``semsearch build DOCS --index INDEX`` with the index path, and the documents folder its
-    meta.json records when that folder still exists: placeholders only for what is not known."""
+    meta.json records when that folder still exists: placeholders only for what is not known
+    (``unknown_docs`` for the folder)."""
     folder = _recorded_docs(index) if index is not None else None
     where = shlex.quote(str(index)) if index is not None else "INDEX"
-    return f"semsearch build {shlex.quote(folder) if folder else 'DOCS'} --index {where}"
+    return f"semsearch build {shlex.quote(folder) if folder else unknown_docs} --index {where}"
 
 
 def _recorded_docs(index: Path) -> str | None:

@@ -3,14 +3,29 @@ JSON schemas, with a description wherever a field's meaning is not obvious."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
+from pydantic_core import PydanticKnownError
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
 
 MAX_K = 50
 """More passages than this would flood the model's context for little gain."""
 MAX_LISTED_FILES = 200
+
+
+def _refuse_boolean(value: Any) -> Any:
+    """A JSON true or false is not an integer, though pydantic's lax mode reads it as 1 or 0."""
+    if isinstance(value, bool):
+        raise PydanticKnownError("int_type")  # told as any other non-integer (``mcp_arguments``)
+    return value
+
+
+NOT_BOOLEAN = BeforeValidator(_refuse_boolean)
+"""Last in an integer argument's ``Annotated`` (after its ``Field``, whose bounds then stay
+``minimum``/``maximum`` in the JSON schema): the argument refuses true and false, and takes what
+it took before, an integer, a float without a fraction (2.0) or a text of digits ("2"), which
+some clients send for a number. ``Strict`` would refuse those too."""
 
 
 class Stale(TypedDict):
@@ -96,7 +111,7 @@ class IndexInfo(TypedDict):
 Question = Annotated[
     str, Field(min_length=1, description="The question, in any language, as a full sentence.")
 ]
-K = Annotated[int, Field(ge=1, le=MAX_K, description="How many passages at most.")]
+K = Annotated[int, Field(ge=1, le=MAX_K, description="How many passages at most."), NOT_BOOLEAN]
 Mode = Annotated[
     Literal["hybrid", "dense", "keyword"],
     Field(
@@ -126,5 +141,5 @@ Section = Annotated[
         description="A heading path, as `section` in a search hit: that whole section, subsections included."
     ),
 ]
-StartLine = Annotated[int | None, Field(ge=1, description="First line wanted (1-based).")]
-EndLine = Annotated[int | None, Field(ge=1, description="Last line wanted (inclusive).")]
+StartLine = Annotated[int | None, Field(ge=1, description="First line wanted (1-based)."), NOT_BOOLEAN]
+EndLine = Annotated[int | None, Field(ge=1, description="Last line wanted (inclusive)."), NOT_BOOLEAN]

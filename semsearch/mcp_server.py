@@ -24,13 +24,14 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from . import __version__
 from .chunking import Chunk
+from .cli_hints import build_command
 from .collection import Collection
 from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
@@ -71,7 +72,10 @@ from .mcp_schema import (
 )
 
 MAX_PASSAGE_CHARS = 20_000
-"""What ``get_passage`` returns at most (about 5,000 tokens); it says where to continue."""
+"""What ``get_passage`` returns at most (about 5,000 tokens), but for a single line longer than
+that, which comes whole; it says where to continue."""
+UNKNOWN_DOCS = "<your docs folder>"
+"""Stands for the documents folder in a suggested command when the index does not tell it."""
 STALE_CHECK_SECONDS = 2.0
 """Files changed since the build are looked up at most this often (a walk of the docs folder:
 0.3 ms for ten files, but about a third of a second for ten thousand), and never more often
@@ -96,7 +100,8 @@ section (subsections included), of a range of lines, or of the whole file, in do
 Use it to read more around a search hit: pass the hit's `source` and `section` for its whole \
 section, or `start_line`/`end_line` for the lines you need (passages are cut to them; each says \
 which lines it holds). Text is returned as indexed (the version `search` saw); a long result is \
-cut at about 20,000 characters and `next_start_line` says where to continue."""
+cut between lines at about 20,000 characters (a single longer line comes whole) and \
+`next_start_line` says where to continue."""
 
 INDEX_INFO = """\
 Describe the document index behind `search`: its documents folder, files, passage count, \
@@ -170,15 +175,7 @@ class Library:
                 chunks = in_section(chunks, source, section)
             if start_line is not None or end_line is not None:
                 chunks = in_lines(collection.index, chunks, source, start_line, end_line)
-            passages: list[Passage] = []
-            size = 0
-            next_start_line = None
-            for chunk in chunks:
-                if passages and size + len(chunk.text) > MAX_PASSAGE_CHARS:
-                    next_start_line = chunk.start_line
-                    break
-                passages.append(_passage(chunk))
-                size += len(chunk.text)
+            passages, next_start_line = _page(chunks)
             changed = source in self._changed_files(collection)
         return PassageResult(
             source=source,
@@ -267,12 +264,17 @@ class Library:
 
     def _message(self, exc: SemsearchError) -> str:
         if isinstance(exc, IndexMissingError):
-            return f"{exc}; build it with `semsearch build DOCS --index {self.path}`"
+            return f"{exc}; build it with `{self._build_command()}`"
         if isinstance(exc, MetaUnreadableError):
-            return f"{exc}; remove the folder, then build again: `semsearch build DOCS --index {self.path}`"
+            return f"{exc}; remove the folder, then build again: `{self._build_command()}`"
         if isinstance(exc, IndexCorruptError):
-            return f"{exc}; rebuild it with `semsearch build DOCS --index {self.path}`"
+            return f"{exc}; rebuild it with `{self._build_command()}`"
         return str(exc)
+
+    def _build_command(self) -> str:
+        """The command that builds this index: with the documents folder its meta.json records
+        (read even from a damaged index), else a placeholder a model will not take literally."""
+        return build_command(self.path, unknown_docs=UNKNOWN_DOCS)
 
     def close(self) -> None:
         with self._lock:
@@ -297,6 +299,24 @@ def _indexed_name(collection: Collection, source: str) -> str:
     if source in collection.index.meta.get("files", {}):
         return source
     return docs_relative(source, Path(collection.index.meta["docs_root"]))
+
+
+def _page(chunks: Iterable[Chunk]) -> tuple[list[Passage], int | None]:
+    """The passages of one page, and the line the next page starts at (None: this is the last).
+    A page stops before the chunk that would take it past ``MAX_PASSAGE_CHARS``, but never inside
+    a line: a chunk that starts on a line the page already reaches joins it, past the cap if need
+    be. So the next page, which starts at a whole line, repeats nothing and always moves on, even
+    through a line longer than the cap (a paragraph without line breaks, split into chunks that
+    all start and end on it)."""
+    passages: list[Passage] = []
+    size, reached = 0, 0
+    for chunk in chunks:
+        if passages and size + len(chunk.text) > MAX_PASSAGE_CHARS and chunk.start_line > reached:
+            return passages, chunk.start_line
+        passages.append(_passage(chunk))
+        size += len(chunk.text)
+        reached = max(reached, chunk.end_line)
+    return passages, None
 
 
 def _passage(chunk: Chunk) -> Passage:

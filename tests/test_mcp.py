@@ -3,10 +3,13 @@ stdio client), and its index handling (opened late, reopened after a rebuild) in
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -20,9 +23,12 @@ from semsearch import mcp_server  # noqa: E402
 from semsearch.build import build_index  # noqa: E402
 from semsearch.evaluation import write_min_score  # noqa: E402
 from semsearch.index import load_index  # noqa: E402
-from semsearch.mcp_server import Library  # noqa: E402
+from semsearch.mcp_server import MAX_PASSAGE_CHARS, Library  # noqa: E402
+from semsearch.passages import file_chunks  # noqa: E402
 
 from .conftest import REPO, write  # noqa: E402
+
+T = TypeVar("T")
 
 
 def _server(index: Path) -> StdioServerParameters:
@@ -33,17 +39,26 @@ def _server(index: Path) -> StdioServerParameters:
     )
 
 
-def _run(index: Path, *calls: tuple[str, dict]) -> tuple[list[str], list]:
-    """Tool names and the results of ``calls`` from a server started on ``index``."""
+def _talk(index: Path, conversation: Callable[[ClientSession], Awaitable[T]]) -> T:
+    """What ``conversation`` returns, held with a server started on ``index``."""
 
-    async def talk():
+    async def talk() -> T:
         with anyio.fail_after(60):
             async with stdio_client(_server(index)) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
-                tools = [tool.name for tool in (await session.list_tools()).tools]
-                return tools, [await session.call_tool(name, arguments) for name, arguments in calls]
+                return await conversation(session)
 
     return anyio.run(talk)
+
+
+def _run(index: Path, *calls: tuple[str, dict]) -> tuple[list[str], list]:
+    """Tool names and the results of ``calls`` from a server started on ``index``."""
+
+    async def conversation(session: ClientSession) -> tuple[list[str], list]:
+        tools = [tool.name for tool in (await session.list_tools()).tools]
+        return tools, [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    return _talk(index, conversation)
 
 
 def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sample_index, tmp_path):
@@ -310,6 +325,9 @@ BAD_ARGUMENTS = [
         "paths: expected a string or a list of strings, got [1]",
     ),
     ("index_info", {"verbose": True}, "verbose: not an argument of this tool (it takes none)"),
+    ("search", {"question": "x", "k": True}, "k: expected an integer, got true"),
+    ("search", {"question": "x", "k": 2.5}, "k: expected an integer, got 2.5"),
+    ("get_passage", {"source": "a.md", "end_line": False}, "end_line: expected an integer, got false"),
 ]
 
 
@@ -323,3 +341,137 @@ def test_a_bad_argument_is_named_in_one_line(tmp_path, tool, arguments, problem)
         return str(raised.value)
 
     assert anyio.run(call) == f"Error executing tool {tool}: {problem}"
+
+
+# Round trips with a client: paging, integer arguments, the hints of index errors
+
+
+def _long_line_docs(folder: Path) -> tuple[Path, int]:
+    """A file whose line ``long`` (returned) is three pages long without a line break, after
+    most of a page of ordinary lines and before two pages of them."""
+    sentences = (f"Sentence {i} of a paragraph that never breaks its line." for i in range(10**6))
+    long_line = ""
+    while len(long_line) < 3 * MAX_PASSAGE_CHARS:
+        long_line += next(sentences) + " "
+    before = [f"Line {i} before it: " + "words " * 100 for i in range(30)]
+    after = [f"Line {i} after it: " + "words " * 100 for i in range(70)]
+    lines = ["# Long", "", *before, "", long_line.strip(), "", "## After", "", *after]
+    write(folder / "long.md", "\n".join(lines) + "\n")
+    return folder, lines.index(long_line.strip()) + 1
+
+
+def test_following_next_start_line_through_a_line_longer_than_a_page_ends_and_repeats_nothing(
+    tmp_path, fake_embedder
+):
+    docs, long = _long_line_docs(tmp_path / "docs")
+    index = tmp_path / "index"
+    build_index(docs, index, embedder=fake_embedder)
+    indexed = load_index(index)
+    chunks = list(file_chunks(indexed, "long.md"))
+    indexed.chunks.close()
+    on_long = [chunk.text for chunk in chunks if chunk.start_line == chunk.end_line == long]
+    assert len(on_long) >= 3  # the line is split into chunks that all start and end on it
+
+    async def follow(session: ClientSession) -> tuple[list[dict], dict]:
+        pages, start = [], None
+        for _ in range(len(chunks) + 1):  # a page holds a chunk at least
+            arguments = {"source": "long.md"} | ({} if start is None else {"start_line": start})
+            pages.append((await session.call_tool("get_passage", arguments)).structured_content)
+            start = pages[-1]["next_start_line"]
+            if start is None:
+                break
+        line = await session.call_tool(
+            "get_passage", {"source": "long.md", "start_line": long, "end_line": long}
+        )
+        return pages, line.structured_content
+
+    pages, line = _talk(index, follow)
+    assert pages[-1]["next_start_line"] is None and not pages[-1]["truncated"]  # it ended
+    assert [passage["text"] for page in pages for passage in page["passages"]] == [c.text for c in chunks]
+    texts = [[passage["text"] for passage in page["passages"]] for page in pages]
+    assert on_long in [page[-len(on_long) :] for page in texts]  # the long line whole, on one page
+    sizes = [sum(map(len, page)) for page in texts]
+    assert len(pages) >= 4 and sum(size > MAX_PASSAGE_CHARS for size in sizes) == 1
+    assert [passage["text"] for passage in line["passages"]] == on_long
+
+
+TAKEN = [("search", "k", (2, 2.0, "2")), ("get_passage", "start_line", (3, 3.0, "3"))]
+
+
+def test_an_integer_argument_refuses_true_and_false_and_takes_what_it_took_before(sample_index):
+    needed = {"search": {"question": "Ile kosztuje dostawa?"}, "get_passage": {"source": "dostawa.md"}}
+
+    async def conversation(session: ClientSession) -> tuple[dict, dict, dict]:
+        schemas = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
+        refused = {}
+        for tool, schema in schemas.items():
+            for name in _integer_arguments(schema):
+                for value in (True, False):
+                    result = await session.call_tool(tool, needed.get(tool, {}) | {name: value})
+                    refused[tool, name, value] = result.content[0].text if result.is_error else None
+        taken = {
+            (name, value): await session.call_tool(tool, needed[tool] | {name: value})
+            for tool, name, values in TAKEN
+            for value in values
+        }
+        return schemas, refused, taken
+
+    schemas, refused, taken = _talk(sample_index, conversation)
+    k = schemas["search"]["properties"]["k"]  # a plain integer, as before
+    assert {key: k.get(key) for key in ("type", "minimum", "maximum")} == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+    }
+    assert schemas["get_passage"]["properties"]["start_line"]["anyOf"] == [
+        {"type": "integer", "minimum": 1},
+        {"type": "null"},
+    ]
+    assert {(tool, name) for tool, name, _ in refused} == {
+        ("search", "k"),
+        ("get_passage", "start_line"),
+        ("get_passage", "end_line"),
+    }
+    for (tool, name, value), message in refused.items():
+        assert (
+            message == f"Error executing tool {tool}: {name}: expected an integer, got {str(value).lower()}"
+        )
+    for _, name, values in TAKEN:  # a float without a fraction or a text of digits too, as before
+        results = [taken[name, value] for value in values]
+        assert not any(result.is_error for result in results)
+        assert all(result.structured_content == results[0].structured_content for result in results)
+    assert len(taken["k", 2].structured_content["hits"]) == 2
+    assert taken["start_line", 3].structured_content["passages"][0]["start_line"] >= 3
+
+
+def _integer_arguments(schema: dict) -> list[str]:
+    """The arguments of a tool's input ``schema`` that take an integer (or null)."""
+    return [
+        name
+        for name, argument in schema.get("properties", {}).items()
+        if "integer" in [option.get("type") for option in argument.get("anyOf", [argument])]
+    ]
+
+
+def test_an_index_error_suggests_the_real_build_command_or_a_clear_placeholder(tmp_path, fake_embedder):
+    docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
+    build_index(docs, index, embedder=fake_embedder)
+    meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
+    del meta["chunks"]  # damaged, but its documents folder still told
+    (index / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    missing = tmp_path / "no-index-here"
+    unreadable = tmp_path / "unreadable"
+    write(unreadable / "meta.json", "{not json")
+
+    (damaged,) = _run(index, ("index_info", {}))[1]
+    assert damaged.is_error and damaged.content[0].text.endswith(
+        f"; rebuild it with `semsearch build {docs} --index {index}`"
+    )
+    (absent,) = _run(missing, ("search", {"question": "parcel lockers"}))[1]
+    assert absent.is_error and absent.content[0].text.endswith(
+        f"; build it with `semsearch build <your docs folder> --index {missing}`"
+    )
+    (garbled,) = _run(unreadable, ("get_passage", {"source": "a.md"}))[1]
+    assert garbled.is_error and garbled.content[0].text.endswith(
+        f"; remove the folder, then build again: `semsearch build <your docs folder> --index {unreadable}`"
+    )
