@@ -22,7 +22,7 @@ from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from .embedding import Progress, Step, embed_or_reuse
 from .errors import DocsError, UsageError
-from .estimate import build_seconds
+from .estimate import build_seconds, still_to_embed
 from .frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from .index import Index
 from .journal import Journal
@@ -240,9 +240,10 @@ def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: l
 
 
 def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, prepared: float) -> None:
-    """What a build would embed, and how long it would take on this machine now (``estimate``):
-    reading and splitting as long as this dry run did (``prepared`` seconds), then the rest."""
-    fresh = [chunk for chunk, row in zip(chunks, rows, strict=True) if row is None]
+    """What a build would embed and resume (``still_to_embed``), and how long it would take on this
+    machine now (``estimate``): reading and splitting as long as this dry run did, then the rest."""
+    journal = None if plan.full else Journal(plan.target, embedder.spec, embedder.dim)
+    fresh, plan.report.resumed = still_to_embed(chunks, rows, journal)
     plan.report.chunks, plan.report.embedded = len(chunks), len(fresh)
     plan.report.tokens = sum(chunk.tokens for chunk in fresh)
     plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)

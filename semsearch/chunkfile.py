@@ -7,6 +7,7 @@ million-chunk index costs it a few small reads instead of parsing hundreds of me
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -20,19 +21,30 @@ from .errors import IndexCorruptError
 
 CHUNKS_FILE = "chunks.json"
 OFFSETS_FILE = "chunks.offsets.npy"
+DIGEST_BLOCK = 1 << 20
+"""Bytes read at a time when ``chunks.json`` is checked against its digest."""
 
 
-def write_chunks(folder: Path, chunks: Sequence[Chunk]) -> None:
+def write_chunks(folder: Path, chunks: Sequence[Chunk]) -> str:
+    """Write ``chunks.json`` and its offsets; returns the sha256 of ``chunks.json`` (meta.json
+    records it: see ``ChunkFile.sha256``)."""
     offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
+    digest = hashlib.sha256()
     with open(folder / CHUNKS_FILE, "wb") as handle:
-        handle.write(b"[\n")
+
+        def put(data: bytes) -> None:
+            handle.write(data)
+            digest.update(data)
+
+        put(b"[\n")
         for i, chunk in enumerate(chunks):
             offsets[i] = handle.tell()
-            handle.write(json.dumps(chunk.to_dict(), ensure_ascii=False).encode("utf-8"))
-            handle.write(b",\n" if i + 1 < len(chunks) else b"\n")
+            put(json.dumps(chunk.to_dict(), ensure_ascii=False).encode("utf-8"))
+            put(b",\n" if i + 1 < len(chunks) else b"\n")
         offsets[len(chunks)] = handle.tell()
-        handle.write(b"]\n")
+        put(b"]\n")
     np.save(folder / OFFSETS_FILE, offsets)
+    return digest.hexdigest()
 
 
 class ChunkFile(Sequence[Chunk]):
@@ -74,6 +86,20 @@ class ChunkFile(Sequence[Chunk]):
             return _chunk_from(json.loads(line))
         except (ValueError, KeyError, TypeError) as exc:
             raise IndexCorruptError(f"chunk {i} in {self._handle.name} is unreadable ({exc})") from exc
+
+    def sha256(self) -> str:
+        """The sha256 of the file as opened, read a block at a time (bounded memory). A build
+        compares it with the digest meta.json records: damage that keeps every line's length
+        (a text edited in place) leaves the offsets consistent and shows nowhere else."""
+        digest = hashlib.sha256()
+        size, start = int(self._offsets[-1]) + 2, 0
+        while start < size:
+            block = os.pread(self._handle.fileno(), min(DIGEST_BLOCK, size - start), start)
+            if not block:
+                break  # shorter than when opened: the digest differs
+            digest.update(block)
+            start += len(block)
+        return digest.hexdigest()
 
     @overload
     def __getitem__(self, i: int) -> Chunk: ...

@@ -11,7 +11,8 @@ into its batches, of which up to ``SAMPLE_BATCHES`` evenly spread are timed and 
 embeds every section title as a question (and the off-topic bank when its vectors are neither
 shipped nor cached): a sample of those is timed too. What the dry run spent reading and
 splitting, a build spends again; the keyword index and the writing (1-2% of a build) are left
-out.
+out, and so are the chunks an interrupted build's journal holds (``still_to_embed``): the build
+takes their vectors from it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .chunking import Chunk, embedding_text
 from .embedders import Embedder
 from .embedding import EMBED_BATCH, batch_order
 from .index import Index
+from .journal import Journal, embedding_key
 from .threshold import section_titles
 
 SAMPLE_BATCHES = 3
@@ -37,14 +39,28 @@ def build_seconds(
 ) -> float:
     """Seconds a build would spend embedding the ``fresh`` chunks and calibrating on all
     ``chunks`` (with the off-topic bank's vectors of ``previous``, shipped or cached, or else
-    embedded too); 0 with nothing to embed."""
-    if not fresh:
-        return 0.0
+    embedded too). A build calibrates even with nothing to embed (files removed, or every chunk
+    in an interrupted build's journal)."""
     kept = (previous is not None and previous.offtopic_reusable) or stored_bank_vectors(embedder) is not None
     bank = [] if kept else offtopic_bank()
     queries = section_titles(chunks) + [question for _, question in bank]
     texts = [embedding_text(chunk) for chunk in fresh]
     return embedding_seconds(embedder, texts) + queries_seconds(embedder, queries)
+
+
+def still_to_embed(
+    chunks: Sequence[Chunk], rows: Sequence[int | None], journal: Journal | None
+) -> tuple[list[Chunk], int]:
+    """The chunks a build would embed: those without a row in the previous index (``rows``
+    None) whose vectors the journal of an interrupted build does not hold; and how many it
+    holds, which the build takes from it (``embed_or_reuse``). ``journal`` None: ``--full``,
+    which empties it first."""
+    fresh = [chunk for chunk, row in zip(chunks, rows, strict=True) if row is None]
+    held = journal.resumable() if journal else set()
+    if not held:
+        return fresh, 0
+    left = [chunk for chunk in fresh if embedding_key(journal.spec, embedding_text(chunk)) not in held]
+    return left, len(fresh) - len(left)
 
 
 def embedding_seconds(embedder: Embedder, texts: Sequence[str]) -> float:

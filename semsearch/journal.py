@@ -21,8 +21,9 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -73,21 +74,30 @@ class Journal:
         alone, and this build keeps no journal (it cannot resume, and says so)."""
         return self.ours or not (self.folder.exists() or self.folder.is_symlink())
 
+    def _same_model(self) -> bool:
+        try:
+            return json.loads((self.folder / "model.json").read_text()) == self._model_record()
+        except (OSError, ValueError):
+            return False
+
     def load(self) -> dict[str, np.ndarray]:
         """Vectors kept by an earlier, unfinished build with the same model (others are dropped)."""
         if not self.ours:
             return {}
-        try:
-            same_model = json.loads((self.folder / "model.json").read_text()) == self._model_record()
-        except (OSError, ValueError):
-            same_model = False
-        if not same_model:
+        if not self._same_model():
             self.discard()
             return {}
         found: dict[str, np.ndarray] = {}
-        for keys_file in sorted(self.folder.glob("*.keys")):
-            found.update(self._read_shard(keys_file))
+        for keys, vectors in self._shards():
+            found.update(zip(keys, vectors, strict=True))
         return found
+
+    def resumable(self) -> set[str]:
+        """The keys of the vectors ``load`` would return, found without reading the vectors
+        (their headers only) or changing anything: what ``build --dry-run`` counts as resumed."""
+        if not self.ours or not self._same_model():
+            return set()
+        return {key for keys, _ in self._shards(mmap_mode="r") for key in keys}
 
     def keys(self) -> set[str]:
         """The keys of every whole shard (none when the folder is not ours)."""
@@ -114,15 +124,17 @@ class Journal:
         self.discard()
         return True
 
-    def _read_shard(self, keys_file: Path) -> dict[str, np.ndarray]:
-        try:
-            keys = keys_file.read_text(encoding="ascii").split()
-            vectors = np.load(keys_file.with_suffix(".npy"), allow_pickle=False)
-        except (OSError, ValueError, EOFError):
-            return {}  # a damaged shard is embedded again
-        if vectors.dtype != np.float32 or vectors.shape != (len(keys), self.dim):
-            return {}
-        return dict(zip(keys, vectors, strict=True))
+    def _shards(self, mmap_mode: Literal["r"] | None = None) -> Iterator[tuple[list[str], np.ndarray]]:
+        """Every whole shard's keys and vectors, oldest first (``mmap_mode`` "r": the vectors are
+        mapped, not read); a damaged shard is skipped, its rows embedded again."""
+        for keys_file in sorted(self.folder.glob("*.keys")):
+            try:
+                keys = keys_file.read_text(encoding="ascii").split()
+                vectors = np.load(keys_file.with_suffix(".npy"), mmap_mode=mmap_mode, allow_pickle=False)
+            except (OSError, ValueError, EOFError):
+                continue
+            if vectors.dtype == np.float32 and vectors.shape == (len(keys), self.dim):
+                yield keys, vectors
 
     def add(self, keys: list[str], vectors: np.ndarray) -> None:
         """Keep rows just embedded (written out as a shard now and then: see ``FLUSH_ROWS``)."""

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .chunkfile import ChunkFile
+from .chunkfile import CHUNKS_FILE, ChunkFile
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
 from .keywords import KeywordIndex
-from .schema import META_FILE, check_meta
+from .schema import CHUNKS_DIGEST, META_FILE, check_meta
 
 READ_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError, IndexError, UnicodeDecodeError)
 """What reading a damaged file can raise (numpy, json, our own checks)."""
@@ -152,3 +152,19 @@ def check_unit_rows(matrix: np.ndarray, rows: np.ndarray, where: Path) -> None:
     norms = np.linalg.norm(np.asarray(matrix[rows], dtype=np.float64), axis=1)
     if not np.all((np.abs(norms - 1) < 1e-3) | (norms == 0)):
         raise IndexCorruptError(f"index at {where}/ has damaged vectors (rows that are not unit length)")
+
+
+def check_chunks(chunks: ChunkFile, meta: dict, where: Path) -> None:
+    """Raise IndexCorruptError unless ``chunks`` are the ones the build wrote: the file matches
+    the sha256 meta.json records, or, in an index written before that digest, every chunk parses.
+    Done before a build reuses them (`ask` reads only the chunks it shows, unchecked)."""
+    recorded = meta.get(CHUNKS_DIGEST)
+    try:
+        if recorded is None:
+            chunks.load()
+            return
+        same = chunks.sha256() == recorded
+    except OSError as exc:
+        raise IndexCorruptError(f"index at {where}/ has unreadable chunks ({exc})") from exc
+    if not same:
+        raise IndexCorruptError(f"{CHUNKS_FILE} no longer matches the checksum in meta.json")

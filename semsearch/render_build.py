@@ -38,9 +38,14 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     where = str(report.index_dir)
     content = f"{counted(report.files, 'file')}, {counted(report.chunks, 'chunk')}"
     if report.dry_run and not report.up_to_date:
+        resumed = (
+            f" and reuse {counted(report.resumed, 'chunk')} already embedded by an interrupted build"
+            if report.resumed
+            else ""
+        )
         _say(
             f"Dry run: {content} ({_files_changed(report)}); a build would "
-            f"embed {counted(report.embedded, 'chunk')} ({report.tokens:,} tokens), about "
+            f"embed {counted(report.embedded, 'chunk')} ({report.tokens:,} tokens){resumed}, about "
             f"{_duration(report.estimated_seconds or 0.0)} on this machine now; nothing written to {where}/"
         )
         return

@@ -17,7 +17,8 @@ from .frontmatter import FRONT_MATTER_VERSION
 from .index import Index, load_index
 from .journal import Journal
 from .keywords import settings as keyword_settings
-from .reader import check_unit_rows
+from .reader import check_chunks, check_unit_rows
+from .schema import CHUNKS_DIGEST
 from .store import replace_meta
 from .threshold import GATE
 
@@ -54,16 +55,21 @@ def reusable_index(target: Path, spec: str, settings: dict, full: bool) -> Reusa
     if previous.meta.get("chunking") != settings:
         change = settings_change(previous.meta.get("chunking") or {}, settings)
         return Reusable(None, f"the chunking changed ({change})")
+    if repair is None:  # else ``_without_keywords`` checked the chunks
+        try:
+            check_chunks(previous.chunks, previous.meta, target)
+        except SemsearchError as exc:
+            return Reusable(None, f"the previous index is damaged ({exc})")
     return Reusable(previous, None, repair)
 
 
 def _without_keywords(target: Path) -> Index | None:
     """The index at ``target`` read without its keyword index, when everything else is whole:
-    every chunk readable and every vector of unit length (None otherwise). Its keyword index is
-    None, so that ``keywords_current`` has a build make it again."""
+    its chunks as written (``check_chunks``) and every vector of unit length (None otherwise).
+    Its keyword index is None, so that ``keywords_current`` has a build make it again."""
     try:
         index = load_index(target, keywords=False)
-        list(index.chunks)  # each one parsed and checked
+        check_chunks(index.chunks, index.meta, target)
         for start in range(0, len(index.vectors), CHECKED_ROWS):
             rows = np.arange(start, min(start + CHECKED_ROWS, len(index.vectors)))
             check_unit_rows(index.vectors, rows, target)
@@ -93,7 +99,8 @@ def gate_current(index: Index) -> bool:
 
 def keep_index(index: Index, docs: Path, records: dict, skipped: dict, excludes: Sequence[str]) -> None:
     """Keep an up-to-date index: record where the docs are, their sizes and mtimes (for `ask`'s
-    staleness check) and their front matter (an older index gains it), and remove the journal of
+    staleness check), their front matter and the checksum of its chunks (an older index gains
+    both; its chunks were parsed whole by ``check_chunks``), and remove the journal of
     an interrupted build that holds nothing the index lacks (see ``journal``). The lock is held."""
     meta = {
         **index.meta,
@@ -102,6 +109,7 @@ def keep_index(index: Index, docs: Path, records: dict, skipped: dict, excludes:
         "skipped": skipped,
         "excludes": list(excludes),
         "front_matter": {"version": FRONT_MATTER_VERSION},
+        CHUNKS_DIGEST: index.meta.get(CHUNKS_DIGEST) or index.chunks.sha256(),
     }
     if meta != index.meta:
         replace_meta(index.path, meta)

@@ -16,6 +16,8 @@ INDEX_KIND = "semsearch-index"
 META_FILE = "meta.json"
 STAGING_MARKER = ".semsearch-staging"
 """Written first into every folder a build stages: only such folders are ever removed as leftovers."""
+CHUNKS_DIGEST = "chunks_sha256"
+"""The meta.json field holding the sha256 of chunks.json (absent in indexes written before it)."""
 INDEX_FILES = ("vectors.npy", "offtopic.npy", CHUNKS_FILE, OFFSETS_FILE, *KEYWORD_FILES, META_FILE)
 
 # meta.json fields, checked once so that no reader meets a wrong type
@@ -102,6 +104,7 @@ OPTIONAL_FIELDS: dict[str, Callable[[Any], bool]] = {
     "calibrated": lambda v: isinstance(v, dict) and _cosine(v.get("value")),
     "front_matter": lambda v: isinstance(v, dict) and _integer(v.get("version")),
     "corpus_language": _optional_text,
+    CHUNKS_DIGEST: lambda v: isinstance(v, str),
     "built_at": _optional_text,
     "semsearch_version": _optional_text,
 }

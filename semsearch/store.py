@@ -35,7 +35,7 @@ from .chunking import Chunk
 from .errors import IndexBusyError, IndexChangedError, IndexCorruptError, IndexLocationError, IndexWriteError
 from .keywords import KeywordIndex
 from .reader import identity
-from .schema import INDEX_FILES, INDEX_KIND, META_FILE, STAGING_MARKER, check_meta
+from .schema import CHUNKS_DIGEST, INDEX_FILES, INDEX_KIND, META_FILE, STAGING_MARKER, check_meta
 
 _META_TEMP_PREFIX = ".meta-"
 # Where an index may be written
@@ -260,9 +260,9 @@ def write_index(
     try:
         np.save(staging / "vectors.npy", np.ascontiguousarray(vectors, dtype=np.float32))
         np.save(staging / "offtopic.npy", np.ascontiguousarray(offtopic, dtype=np.float32))
-        write_chunks(staging, chunks)
+        digest = write_chunks(staging, chunks)
         keywords.save(staging)
-        _write_json(staging / META_FILE, {"kind": INDEX_KIND, **meta})
+        _write_json(staging / META_FILE, {"kind": INDEX_KIND, **meta, CHUNKS_DIGEST: digest})
         for name in INDEX_FILES:
             _fsync(staging / name)
         staging = _swap_in(staging, index_dir)

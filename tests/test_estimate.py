@@ -13,7 +13,7 @@ from semsearch import build, estimate
 from semsearch.build import build_index
 from semsearch.embedding import embed_in_batches
 
-from .conftest import HashingEmbedder, write
+from .conftest import HashingEmbedder, pierogi_chunks, write
 
 
 class SlowModel(HashingEmbedder):
@@ -70,3 +70,9 @@ def test_a_dry_run_foresees_the_whole_build_reading_and_splitting_included(clock
     built = build_index(tmp_path / "docs", tmp_path / "index", embedder=model)
     assert planned.estimated_seconds == pytest.approx(built.seconds, rel=0.1)
     assert planned.estimated_seconds > planned.seconds * 0.5  # no longer the embedding alone
+
+
+def test_a_build_with_nothing_to_embed_is_still_timed_calibrating(clock):
+    """Files removed, or every chunk in an interrupted build's journal: the build embeds nothing
+    but still calibrates (it embeds the section titles as questions)."""
+    assert estimate.build_seconds(SlowModel(clock), [], pierogi_chunks(), None) > 0
