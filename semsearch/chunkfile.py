@@ -18,6 +18,7 @@ import numpy as np
 
 from .chunking import Chunk
 from .errors import IndexCorruptError
+from .jsonparse import parse_json
 
 CHUNKS_FILE = "chunks.json"
 OFFSETS_FILE = "chunks.offsets.npy"
@@ -83,7 +84,7 @@ class ChunkFile(Sequence[Chunk]):
         start, end = int(self._offsets[i]), int(self._offsets[i + 1])
         line = os.pread(self._handle.fileno(), end - start, start).rstrip(b",\n")
         try:
-            return _chunk_from(json.loads(line))
+            return _chunk_from(parse_json(line))
         except (ValueError, KeyError, TypeError) as exc:
             raise IndexCorruptError(f"chunk {i} in {self._handle.name} is unreadable ({exc})") from exc
 
@@ -124,7 +125,7 @@ class ChunkFile(Sequence[Chunk]):
         if self._all is None:
             size = int(self._offsets[-1]) + 2
             try:
-                chunks = [_chunk_from(c) for c in json.loads(os.pread(self._handle.fileno(), size, 0))]
+                chunks = [_chunk_from(c) for c in parse_json(os.pread(self._handle.fileno(), size, 0))]
             except (ValueError, KeyError, TypeError) as exc:
                 raise IndexCorruptError(f"{self._handle.name} is unreadable ({exc})") from exc
             if len(chunks) != len(self):

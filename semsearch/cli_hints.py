@@ -4,7 +4,6 @@ MCP server's error messages suggest the same command (``build_command``)."""
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from .errors import (
     MetaUnreadableError,
     SemsearchError,
 )
+from .jsonparse import parse_json
 
 _index: Path | None = None
 """The index folder the running command works on (None: not known yet)."""
@@ -67,7 +67,7 @@ def _recorded_docs(index: Path) -> str | None:
     """``docs_root`` from the meta.json of a damaged index: read as plain JSON, since the rest of
     it may be what is damaged; None when unreadable or the folder is gone."""
     try:
-        meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
+        meta = parse_json((index / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     docs = meta.get("docs_root") if isinstance(meta, dict) else None

@@ -21,6 +21,7 @@ from .chunking import Chunk
 from .embedders import Embedder
 from .errors import QuestionsError
 from .index import Index
+from .jsonparse import parse_json
 from .sources import docs_relative
 from .threshold import answer_threshold, is_answer
 
@@ -153,7 +154,7 @@ def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> lis
             continue
         where = f"{path}, line {number}"
         try:
-            row = json.loads(line)
+            row = parse_json(line)
         except json.JSONDecodeError as exc:
             raise QuestionsError(f"{where}: not valid JSON ({exc.msg})") from exc
         if not isinstance(row, dict):

@@ -27,6 +27,7 @@ from typing import Literal
 
 import numpy as np
 
+from .jsonparse import parse_json
 from .schema import STAGING_MARKER
 
 FLUSH_ROWS = 256
@@ -76,7 +77,7 @@ class Journal:
 
     def _same_model(self) -> bool:
         try:
-            return json.loads((self.folder / "model.json").read_text()) == self._model_record()
+            return parse_json((self.folder / "model.json").read_text()) == self._model_record()
         except (OSError, ValueError):
             return False
 

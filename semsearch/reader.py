@@ -4,7 +4,6 @@ read that a concurrent build's swap interrupted started over."""
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import numpy as np
 
 from .chunkfile import CHUNKS_FILE, ChunkFile
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
+from .jsonparse import parse_json
 from .keywords import KeywordIndex
 from .schema import CHUNKS_DIGEST, META_FILE, check_meta
 
@@ -76,7 +76,7 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None, keywords: bool
         raise IndexMissingError(f"no index at {index_dir}/ (the folder holds no meta.json)")
     problem = f"index at {index_dir}/"
     try:
-        meta = json.loads((index_dir / META_FILE).read_text(encoding="utf-8"))
+        meta = parse_json((index_dir / META_FILE).read_text(encoding="utf-8"))
     except READ_ERRORS as exc:
         raise MetaUnreadableError(f"{problem} has unreadable metadata ({exc})") from exc
     meta = check_meta(meta, problem)

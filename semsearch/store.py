@@ -33,6 +33,7 @@ import numpy as np
 from .chunkfile import write_chunks
 from .chunking import Chunk
 from .errors import IndexBusyError, IndexChangedError, IndexCorruptError, IndexLocationError, IndexWriteError
+from .jsonparse import parse_json
 from .keywords import KeywordIndex
 from .reader import identity
 from .schema import CHUNKS_DIGEST, INDEX_FILES, INDEX_KIND, META_FILE, STAGING_MARKER, check_meta
@@ -47,7 +48,7 @@ def _is_index_file(name: str) -> bool:
 
 def _read_meta_object(folder: Path) -> dict | None:
     try:
-        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        meta = parse_json((folder / META_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None

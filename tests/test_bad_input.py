@@ -208,6 +208,7 @@ def _edit_meta(change):
 
 CORRUPTIONS = [
     (lambda d: (d / "meta.json").write_text("{not json"), "unreadable metadata"),
+    (lambda d: (d / "meta.json").write_text("[" * 100_000 + "]" * 100_000), "nested too deeply"),
     (lambda d: (d / "meta.json").unlink(), "no index"),
     (lambda d: (d / "chunks.json").unlink(), "chunks.json missing"),
     (lambda d: (d / "chunks.json").write_bytes((d / "chunks.json").read_bytes()[:-500]), "truncated"),

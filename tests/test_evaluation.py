@@ -185,6 +185,9 @@ def test_question_file_forms(tmp_path):
     assert not c.answerable
     with pytest.raises(QuestionsError, match="not found"):
         load_questions(tmp_path / "missing.jsonl")
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(QuestionsError, match="line 1: not valid JSON \\(JSON nested too deeply"):
+        load_questions(path)
 
 
 runner = CliRunner()
