@@ -58,9 +58,13 @@ def build_command(index: Path | None, unknown_docs: str = "DOCS") -> str:
     """``semsearch build DOCS --index INDEX`` with the index path, and the documents folder its
     meta.json records when that folder still exists: placeholders only for what is not known
     (``unknown_docs`` for the folder)."""
-    folder = _recorded_docs(index) if index is not None else None
+    return command_to_build(_recorded_docs(index) if index is not None else None, index, unknown_docs)
+
+
+def command_to_build(docs: str | None, index: Path | None, unknown_docs: str = "DOCS") -> str:
+    """``semsearch build DOCS --index INDEX``, each path shell-quoted, placeholders for what is None."""
     where = shlex.quote(str(index)) if index is not None else "INDEX"
-    return f"semsearch build {shlex.quote(folder) if folder else unknown_docs} --index {where}"
+    return f"semsearch build {shlex.quote(docs) if docs else unknown_docs} --index {where}"
 
 
 def _recorded_docs(index: Path) -> str | None:

@@ -31,7 +31,7 @@ from typing import Any
 
 from . import __version__
 from .chunking import Chunk
-from .cli_hints import build_command
+from .cli_hints import build_command, command_to_build
 from .collection import Collection
 from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
@@ -255,11 +255,11 @@ class Library:
         changed = self._changed_files(collection)
         if not changed:
             return None
+        command = command_to_build(collection.index.meta["docs_root"], self.path)
         return Stale(
             files=changed[:20],
             note=f"{len(changed)} file(s) changed since the index was built: results reflect the "
-            f"indexed versions; rebuild with `semsearch build {collection.index.meta['docs_root']} "
-            f"--index {self.path}`",
+            f"indexed versions; rebuild with `{command}`",
         )
 
     def _message(self, exc: SemsearchError) -> str:

@@ -317,12 +317,10 @@ def stale_warning(changed: list[str], index: Index) -> None:
         )
         return
     if changed:
-        import shlex
+        from .cli_hints import command_to_build
 
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more" if len(changed) > 3 else "")
-        command = (
-            f"semsearch build {shlex.quote(index.meta['docs_root'])} --index {shlex.quote(str(index.path))}"
-        )
+        command = command_to_build(index.meta["docs_root"], index.path)
         warning(f"{len(changed):,} file(s) changed since the index was built ({shown}); run `{command}`")
 
 

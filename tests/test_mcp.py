@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -191,7 +192,7 @@ def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds
 
 
 def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fake_embedder, monkeypatch):
-    docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
+    docs, index = _docs(tmp_path / "my docs"), tmp_path / "index"
     build_index(docs, index, embedder=fake_embedder)
     library = Library(index, embedder=fake_embedder)
 
@@ -201,7 +202,7 @@ def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fak
     assert library.get_passage("a.md", section="Shipping › Couriers")["passages"] == whole[1:]
     assert library.get_passage("a.md", start_line=whole[1]["start_line"])["passages"] == whole[1:]
     with pytest.raises(ToolError, match="did you mean a.md"):
-        library.get_passage("docs/a.md")
+        library.get_passage("my docs/a.md")
     with pytest.raises(ToolError, match="its sections: Shipping › Parcel lockers"):
         library.get_passage("a.md", section="Returns")
     with pytest.raises(ToolError, match="spans lines"):
@@ -214,7 +215,11 @@ def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fak
     write(docs / "a.md", "# Shipping\n\nChanged.\n")
     assert library.index_info()["changed_files"] == ["a.md"]
     stale = library.search("parcel lockers", mode="dense")["stale"]
-    assert stale["files"] == ["a.md"] and "semsearch build" in stale["note"]
+    assert stale["files"] == ["a.md"]
+    assert (
+        f"`semsearch build {shlex.quote(str(docs.resolve()))} --index {shlex.quote(str(index))}`"
+        in stale["note"]
+    )
     assert library.get_passage("a.md")["stale"]["files"] == ["a.md"]
     library.close()
 
