@@ -14,18 +14,16 @@ killed at 90% and run again. Search at scale is `bench_scale.py`.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from measure import PYTHON, QUESTION, REPO, line, median_of, run
+from measure import PYTHON, QUESTION, REPO, chosen_cases, line, median_of, run, work_folder
 
 
 def minilm_folder() -> str:
@@ -264,32 +262,18 @@ def case_resume(work: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true", help="smaller corpora and fewer repetitions")
-    parser.add_argument(
-        "--only",
-        default="ask,busy,build,small,resume",
-        help="comma-separated: ask, busy, build, small, resume",
-    )
-    args = parser.parse_args()
-    cases = set(args.only.split(","))
-    repeat = 3 if args.quick else 7
-    work = Path(tempfile.mkdtemp(prefix="semsearch-bench-"))
-    try:
+    cases, quick, repeat = chosen_cases(__doc__, "ask,busy,build,small,resume")
+    with work_folder() as work:
         if "ask" in cases:
             case_ask(work, repeat)
         if "busy" in cases:
             case_busy(work, repeat)
         if "build" in cases:
-            case_build(work, copies=2 if args.quick else 13)
+            case_build(work, copies=2 if quick else 13)
         if "small" in cases:
             case_small(work, repeat)
         if "resume" in cases:
             case_resume(work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -9,16 +9,13 @@ grows, float16, and an HNSW index (when usearch is installed) with its recall@10
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from measure import PYTHON, QUESTION, line, median_seconds, run
+from measure import PYTHON, QUESTION, chosen_cases, line, median_seconds, run, work_folder
 
 
 def case_search(work: Path, rows: int, repeat: int) -> None:
@@ -154,23 +151,13 @@ def case_scale(sizes: list[int], ann_rows: int, repeat: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repetitions")
-    parser.add_argument("--only", default="search,scale", help="comma-separated: search, scale")
-    args = parser.parse_args()
-    cases = set(args.only.split(","))
-    repeat = 3 if args.quick else 7
-    work = Path(tempfile.mkdtemp(prefix="semsearch-bench-"))
-    try:
+    cases, quick, repeat = chosen_cases(__doc__, "search,scale")
+    with work_folder() as work:
         if "search" in cases:
-            case_search(work, rows=100_000 if args.quick else 1_000_000, repeat=repeat)
+            case_search(work, rows=100_000 if quick else 1_000_000, repeat=repeat)
         if "scale" in cases:
-            sizes = [100_000, 500_000] if args.quick else [100_000, 500_000, 1_000_000, 2_000_000, 5_000_000]
-            case_scale(sizes, ann_rows=20_000 if args.quick else 200_000, repeat=repeat)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+            sizes = [100_000, 500_000] if quick else [100_000, 500_000, 1_000_000, 2_000_000, 5_000_000]
+            case_scale(sizes, ann_rows=20_000 if quick else 200_000, repeat=repeat)
 
 
 if __name__ == "__main__":

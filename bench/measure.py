@@ -3,6 +3,7 @@ and the one-line report format."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import statistics
@@ -10,6 +11,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,3 +59,23 @@ def median_of(repeat: int, command: list[str]) -> tuple[float, int]:
 
 def line(label: str, value: str, ratio: str = "") -> None:
     print(f"  {label:<58} {value:>12} {ratio}", flush=True)
+
+
+def chosen_cases(doc: str, cases: str) -> tuple[set[str], bool, int]:
+    """The command line of a benchmark script: the cases to run (``--only``, by default all of
+    ``cases``), whether ``--quick`` was given, and how many repetitions a timing takes."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repetitions")
+    parser.add_argument("--only", default=cases, help="comma-separated: " + cases.replace(",", ", "))
+    args = parser.parse_args()
+    return set(args.only.split(",")), args.quick, 3 if args.quick else 7
+
+
+@contextmanager
+def work_folder() -> Iterator[Path]:
+    """A temporary folder for a benchmark's corpora and indexes, removed afterwards."""
+    work = Path(tempfile.mkdtemp(prefix="semsearch-bench-"))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
