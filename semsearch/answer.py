@@ -32,8 +32,9 @@ class Answer:
     missing_elsewhere: dict[str, list[str]] = field(default_factory=dict)
     """Those of ``missing`` that files outside ``--path``/``--where`` hold, with the files."""
     best_score: float | None = None
-    """The highest cosine among the passages ranked, passed or not (None: none was ranked):
-    how close a refused question came."""
+    """The cosine of the first-ranked passage, passed or not (None: none was ranked): what the
+    decision read, and how close a refused question came. In dense mode the highest cosine;
+    where keywords ranked the passages, a passage further down may score higher."""
 
     @property
     def answered(self) -> bool:
@@ -59,7 +60,7 @@ class Answer:
             rule = f"this question's threshold {self.threshold:.3f} (set by {BASELINE_IN_WORDS})"
         if self.answered:
             return f"{len(self.hits)} passage(s) reach {rule}"
-        best = "" if self.best_score is None else f"; the best scores {self.best_score:.3f}"
+        best = "" if self.best_score is None else f"; the first-ranked passage scores {self.best_score:.3f}"
         return f"no passage reaches {rule}{best}; the indexed documents seem not to cover it"
 
 

@@ -303,6 +303,11 @@ class Index:
         cut plus the question's baseline (see ``threshold``). An explicit ``min_score`` is a
         plain cosine threshold instead. A passage containing a code or reference the question
         names verbatim is an answer whatever its score (not in dense mode).
+
+        The first-ranked passage decides whether the question is answered, as in ``eval``: so
+        ``k`` changes how many passages are shown, never whether there is an answer (a weaker
+        passage ranked first by keywords would otherwise refuse at ``k`` = 1 what ``k`` = 3
+        answers). Below it, only the passages that pass are shown.
         """
         cosine = self.cosines(query_vector)
         own_baseline = None
@@ -311,7 +316,8 @@ class Index:
             own_baseline = self.baseline(question, query_vector, cosine, self.allowed_rows(paths, where))
             threshold = self.answer_threshold(own_baseline)
         ranked = self.ranked(question, query_vector, k, mode, paths, where, cosine)
-        found = [r for r in ranked if is_answer(r.score, r.exact, threshold)]
+        answered = bool(ranked) and is_answer(ranked[0].score, ranked[0].exact, threshold)
+        found = [r for r in ranked if is_answer(r.score, r.exact, threshold)] if answered else []
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
         return Answer(
             question,
@@ -322,7 +328,7 @@ class Index:
             fused=fuses(mode, question),
             missing=tuple(missing := self.missing_outside(question, self.allowed_rows(paths, where))),
             missing_elsewhere={name: files for name, files in missing.items() if files},
-            best_score=max((r.score for r in ranked), default=None),
+            best_score=ranked[0].score if ranked else None,
         )
 
     def missing_outside(self, question: str, allowed: np.ndarray | None = None) -> dict[str, list[str]]:

@@ -64,7 +64,8 @@ class SearchResult(TypedDict):
     mode: str
     threshold: Annotated[float, Field(description="The cosine a passage had to reach.")]
     best_score: Annotated[
-        float | None, Field(description="The best passage's cosine, passed or not: how close a refusal came.")
+        float | None,
+        Field(description="The first-ranked passage's cosine, passed or not: how close a refusal came."),
     ]
     stale: Stale | None
 

@@ -169,7 +169,7 @@ def test_a_refusal_says_how_close_the_best_passage_came(sample_index):
     assert refused.exit_code == 1
     data = json.loads(refused.stdout)
     assert data["results"] == [] and data["best_score"] < data["threshold"]
-    assert f"the best scores {data['best_score']:.3f}" in data["reason"]
+    assert f"the first-ranked passage scores {data['best_score']:.3f}" in data["reason"]
     question = "Jaka jest pogoda w Krakowie?"
     anything = json.loads(run("ask", question, "--index", sample_index, "--json", "--min-score", "-1").stdout)
     assert data["best_score"] == pytest.approx(max(r["score"] for r in anything["results"]))

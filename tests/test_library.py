@@ -105,6 +105,29 @@ def test_eval_decides_exactly_as_ask_does(sample_index):
     assert {a.answered for a in answers} == {True, False}  # both outcomes are compared
 
 
+def test_k_changes_what_is_shown_never_whether_there_is_an_answer(sample_index):
+    """An outside probe: with keywords fused into the ranking, "error 404 page not found" was
+    refused at k=1 (its first passage below the line) and answered at k=3 (a passage further
+    down above it), and the "best" score told differed with k."""
+    from semsearch.evaluation import evaluate, load_questions
+
+    from .conftest import DATA
+
+    questions = load_questions(DATA / "docs_questions.jsonl") + load_questions(
+        DATA / "docs_identifier_questions.jsonl"
+    )
+    texts = [q.question for q in questions] + ["error 404 page not found", "Ile kosztuje iPhone 15?"]
+    with Collection(sample_index) as docs:
+        by_k = {k: docs.search_many(texts, k=k) for k in (1, 3, 10)}
+        passes = [r.passes for r in evaluate(docs.index, docs.embedder, questions).results]
+    for k, answers in by_k.items():
+        assert [a.answered for a in answers] == [a.answered for a in by_k[1]], k
+        assert [a.best_score for a in answers] == [a.best_score for a in by_k[1]], k
+        assert all(a.hits[: len(b.hits)] == b.hits for a, b in zip(answers, by_k[1], strict=True) if b.hits)
+    assert [a.answered for a in by_k[3][: len(questions)]] == passes  # eval decides as ask does at any k
+    assert {a.answered for a in by_k[3]} == {True, False}
+
+
 def test_search_filters_on_front_matter_as_ask_does(sample_index):
     from semsearch import Condition
 
