@@ -63,13 +63,18 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
 
     m = report.metrics
     suggested = report.suggested_min_score
-    topk = f"   top-{report.k} {_pct(m[f'top{report.k}'])}" if report.k not in (1, 3) else ""
+    recall = m.get("recall") or {}
+    shown_in_recall = str(report.k) in recall and set(recall) - {"1", "3"}
+    topk = (
+        f"   top-{report.k} {_pct(m[f'top{report.k}'])}"
+        if report.k not in (1, 3) and not shown_in_recall
+        else ""
+    )
     _say(
         (counted(m["questions"], "question"), "bold"),
         f" ({m['answerable']:,} answerable, {m['unanswerable']:,} not), {report.mode} search",
     )
-    _say(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {m['mrr']}")
-    recall = m.get("recall") or {}
+    _say(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {_number(m['mrr'])}")
     if set(recall) - {"1", "3"}:
         _say(
             "  recall@k (the right passage anywhere in the top k): "
