@@ -28,7 +28,7 @@ from .index import Index
 from .journal import Journal
 from .keywords import KeywordIndex, build_keyword_index, detect_language
 from .keywords import settings as keyword_settings
-from .records import FileOutcome, file_records, outcomes, refreshed_records, skipped_records
+from .records import FileOutcome, file_records, no_text_skipped, outcomes, refreshed_records, skipped_records
 from .reuse import gate_current, keep_index, keywords_current, reusable_index
 from .schema import INDEX_FORMAT
 from .sources import Skipped, SourceFile, discover, read_source, unmatched_excludes
@@ -82,6 +82,8 @@ class BuildReport:
     """Every file met, with what became of it (``build --verbose``)."""
     excluded: list[str] = field(default_factory=list)
     """Markdown files and folders ``--exclude`` or ``.semsearchignore`` left out (folders end in /)."""
+    without_text: list[str] = field(default_factory=list)
+    """Files read but holding no text to index (not counted in ``files``; listed in ``skipped``)."""
 
 
 @dataclass
@@ -176,6 +178,9 @@ def build_index(
                 _build(plan, embedder, settings, excludes, chunks, rows, records, report_step)
     old_files = plan.old_meta["files"] if plan.old_meta else {}
     plan.report.outcomes = outcomes(records, old_files, plan.skipped)
+    no_text = no_text_skipped(records)
+    plan.report.without_text = [skipped.relative for skipped in no_text]
+    plan.report.files, plan.report.skipped = len(records) - len(no_text), plan.skipped + no_text
     plan.report.dry_run = dry_run
     plan.report.seconds = time.perf_counter() - started
     return plan.report
@@ -360,12 +365,6 @@ def _chunk(
         progress(Step("splitting", split, to_split, "files", chunks=len(chunks)))
     if not chunks:
         raise DocsError(f"the Markdown files under {plan.docs} hold no text to index")
-    with_text = {chunk.source for chunk in chunks}
-    plan.report.skipped = plan.skipped + [
-        Skipped(s.relative, "no text to index (only headings or front matter)")
-        for s in plan.sources
-        if s.relative not in with_text
-    ]
     return chunks, rows
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .render import _say, console, counted, note, warning
+from .render import _say, console, counted, files_counted, note, warning
 
 if TYPE_CHECKING:
     from .build import BuildReport
@@ -36,7 +36,8 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     if report.full_reason:
         note(f"Full rebuild: {report.full_reason}")
     where = str(report.index_dir)
-    content = f"{counted(report.files, 'file')}, {counted(report.chunks, 'chunk')}"
+    files = files_counted(report.files, len(report.without_text))
+    content = f"{files}, {counted(report.chunks, 'chunk')}"
     if report.dry_run and not report.up_to_date:
         resumed = (
             f" and reuse {counted(report.resumed, 'chunk')} already embedded by an interrupted build"
@@ -58,7 +59,7 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     resumed = f", {report.resumed:,} kept from an interrupted build" if report.resumed else ""
     _say(
         ("Indexed", "green"),
-        f" {counted(report.files, 'file')} into {counted(report.chunks, 'chunk')} in {report.seconds:.1f} s"
+        f" {files} into {counted(report.chunks, 'chunk')} in {report.seconds:.1f} s"
         f" → {where}/ ({_files_changed(report)}; {counted(report.embedded, 'chunk')} embedded{resumed}; "
         f"no-answer margin {report.min_score:+.3f})",
     )
@@ -108,6 +109,7 @@ def build_json(report: BuildReport) -> dict:
         "full_reason": report.full_reason,
         "warnings": report.warnings,
         "skipped": [{"path": s.relative, "reason": s.reason} for s in report.skipped],
+        "without_text": report.without_text,
         "excluded": report.excluded,
     }
 

@@ -6,7 +6,8 @@ import os
 from typing import TYPE_CHECKING
 
 from .frontmatter import fields_seen
-from .render import _say, counted
+from .records import without_text
+from .render import _say, counted, files_counted
 from .threshold import BASELINE_IN_WORDS
 
 if TYPE_CHECKING:
@@ -16,12 +17,13 @@ if TYPE_CHECKING:
 def info_json(index: Index) -> dict:
     meta = index.meta
     files = meta.get("files", {})
+    empty = without_text(files)
     return {
         "index": str(index.path),
         "docs_root": meta.get("docs_root"),
         "model": meta["model"],
         "chunking": meta.get("chunking"),
-        "files": len(files),
+        "files": len(files) - len(empty),
         "chunks": len(index.chunks),
         "gate": gate_json(index),
         "build_gate": meta["min_score"],
@@ -29,7 +31,7 @@ def info_json(index: Index) -> dict:
         "semsearch_version": meta.get("semsearch_version"),
         "excludes": meta.get("excludes", []),
         "skipped": [{"path": path, "reason": s["reason"]} for path, s in meta.get("skipped", {}).items()],
-        "without_text": sorted(path for path, f in files.items() if f.get("chunks") == 0),
+        "without_text": empty,
         "front_matter": fields_seen(files) if index.front_matter_recorded else None,
         "changed_since_build": index.changed_files(),
     }
@@ -77,7 +79,7 @@ def print_info(index: Index) -> None:
     _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
     _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
     budget = data["chunking"]["max_tokens"]
-    content = f"{counted(data['files'], 'file')}, {counted(data['chunks'], 'chunk')}"
+    content = f"{files_counted(data['files'], len(data['without_text']))}, {counted(data['chunks'], 'chunk')}"
     _say(f"  content    {content} (≤ {budget:,} tokens)")
     _say(f"  no answer  {gate_words(data['gate'])}")
     _say(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")

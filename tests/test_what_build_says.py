@@ -1,0 +1,81 @@
+"""What build, info and ask say about a tiny folder, found wanting by an outside probe: files with
+no text to search, a chunk budget above what the model reads, a dry run of an up-to-date index,
+front matter that could not be read. Real default model, three small files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from semsearch import Collection, UsageError
+from semsearch.cli import app
+
+from .conftest import write
+
+runner = CliRunner()
+
+GUIDE = "---\ntype: guide\n---\n# Zwroty\n\nTowar można zwrócić w ciągu 14 dni od otrzymania przesyłki.\n"
+DELIVERY = "# Dostawa\n\nPaczki wysyłamy kurierem DPD lub do paczkomatu InPost.\n"
+ONLY_FRONT_MATTER = "---\ntitle: Only\ntype: note\n---\n"
+
+
+def run(*args: object):
+    return runner.invoke(app, [str(a) for a in args], env={"NO_COLOR": "1"}, prog_name="semsearch")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A docs folder of two files with text and one of only front matter, and its index."""
+    root = tmp_path_factory.mktemp("tiny")
+    write(root / "docs" / "a.md", GUIDE)
+    write(root / "docs" / "b.md", DELIVERY)
+    write(root / "docs" / "odd" / "onlyfm.md", ONLY_FRONT_MATTER)
+    built = run("build", root / "docs", "--index", root / "index")
+    assert built.exit_code == 0, built.output
+    return root, built
+
+
+def test_a_file_with_no_text_is_not_counted_as_a_file_searched(folder):
+    root, built = folder
+    assert built.stdout.startswith("Indexed 2 files (1 more with no text) into 2 chunks")
+    assert "(3 new, 0 changed, 0 removed, 0 unchanged;" in built.stdout
+    assert "warning: skipped odd/onlyfm.md: no text to index" in built.stderr
+    again = run("build", root / "docs", "--index", root / "index", "--json")
+    data = json.loads(again.stdout)
+    assert (data["files"], data["without_text"], data["up_to_date"]) == (2, ["odd/onlyfm.md"], True)
+    info = run("info", "--index", root / "index")
+    assert "  content    2 files (1 more with no text), 2 chunks (" in info.stdout
+    assert "  no text    odd/onlyfm.md" in info.stdout
+    data = json.loads(run("info", "--index", root / "index", "--json").stdout)
+    assert (data["files"], data["without_text"]) == (2, ["odd/onlyfm.md"])
+
+
+@pytest.mark.parametrize(
+    "filters, asked",
+    [
+        (["--path", "odd/onlyfm.md"], "the path pattern(s) odd/onlyfm.md"),
+        (["--where", "title=Only"], "the condition(s) title=Only"),
+        (
+            ["--path", "odd/*", "--where", "type=note"],
+            "the path pattern(s) odd/* and the condition(s) type=note",
+        ),
+    ],
+)
+def test_a_filter_that_leaves_only_files_with_no_text_is_a_usage_error(folder, filters, asked):
+    root, _ = folder
+    result = run("ask", "Ile mam dni na zwrot towaru?", "--index", root / "index", *filters)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {asked} match only files with no text to search (odd/onlyfm.md)\n"
+
+
+def test_the_library_refuses_such_a_filter_too(folder):
+    root, _ = folder
+    question = ["ask", "Ile mam dni na zwrot towaru?", "--index", root / "index"]
+    mixed = run(*question, "--path", "odd/onlyfm.md", "--path", "a.md")
+    assert mixed.exit_code == 0 and "a.md:6" in mixed.stdout, mixed.output  # one with text is enough
+    with Collection(root / "index") as docs:
+        with pytest.raises(UsageError, match="match only files with no text to search"):
+            docs.search("Ile mam dni na zwrot towaru?", paths=["odd/onlyfm.md"])
+        assert docs.search("Ile mam dni na zwrot towaru?", paths=["odd/onlyfm.md", "a.md"]).hits
