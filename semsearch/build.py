@@ -18,10 +18,11 @@ import numpy as np
 
 from . import __version__
 from .bank import bank_sha256, bank_vectors
+from .budget import chunk_budget
 from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from .embedding import Progress, Step, embed_or_reuse
-from .errors import DocsError, UsageError
+from .errors import DocsError
 from .estimate import build_seconds, still_to_embed
 from .frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from .index import Index
@@ -35,8 +36,6 @@ from .sources import Skipped, SourceFile, discover, read_source, unmatched_exclu
 from .store import index_lock, peek_meta, writable_target, write_index
 from .threshold import GATE, calibrate_with, measure_references
 
-DEFAULT_MAX_TOKENS = 300
-MIN_MAX_TOKENS = 32
 TOKENIZER = "tiktoken:cl100k_base"
 CALIBRATION_SURVIVES = 0.10
 """A calibrated threshold is kept while at most this share of the passages changed since."""
@@ -120,7 +119,7 @@ def build_index(
     index_dir: Path,
     *,
     model: str = DEFAULT_MODEL,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_tokens: int | None = None,
     full: bool = False,
     excludes: Sequence[str] = (),
     embedder: Embedder | None = None,
@@ -129,8 +128,9 @@ def build_index(
 ) -> BuildReport:
     """Index every Markdown file under ``docs`` into ``index_dir`` (``full``: reuse nothing).
 
-    ``dry_run``: plan only; the report says what a build would embed (chunks, tokens) and how
-    long that would take, and nothing is written.
+    ``max_tokens``: the chunk budget (None: 300, or the model's input limit when less; more than
+    that limit is refused, see ``budget``). ``dry_run``: plan only; the report says what a build
+    would embed (chunks, tokens) and how long that would take, and nothing is written.
     """
     started = time.perf_counter()
     report_step = progress or (lambda step: None)
@@ -140,10 +140,9 @@ def build_index(
         raise DocsError(f"{docs} is a file; DOCS is the folder of Markdown files (e.g. {docs.parent})")
     if not docs.is_dir():
         raise DocsError(f"documents folder not found: {docs}")
-    if max_tokens < MIN_MAX_TOKENS:
-        raise UsageError(f"--max-tokens must be at least {MIN_MAX_TOKENS} (got {max_tokens})")
     excludes = [pattern for pattern in excludes if pattern.strip()]  # '' clears, matches nothing
     target = writable_target(Path(index_dir), docs)
+    max_tokens, embedder = chunk_budget(max_tokens, spec, target, embedder)  # before any work
     report_step(Step("finding"))
     excluded: list[str] = []
     paths, skipped = discover(docs, excludes, excluded)

@@ -23,6 +23,7 @@ def info_json(index: Index) -> dict:
         "docs_root": meta.get("docs_root"),
         "model": meta["model"],
         "chunking": meta.get("chunking"),
+        "chunk_budget": chunk_budget(meta),
         "files": len(files) - len(empty),
         "chunks": len(index.chunks),
         "gate": gate_json(index),
@@ -35,6 +36,21 @@ def info_json(index: Index) -> dict:
         "front_matter": fields_seen(files) if index.front_matter_recorded else None,
         "changed_since_build": index.changed_files(),
     }
+
+
+def chunk_budget(meta: dict) -> int:
+    """The budget chunks were cut to: the one recorded, or the model's input limit when that is
+    less (an index built before a larger ``--max-tokens`` was refused)."""
+    budget = meta["chunking"]["max_tokens"]
+    limit = meta["model"].get("max_input_tokens")
+    return min(budget, limit) if isinstance(limit, int) else budget
+
+
+def _budget_words(data: dict) -> str:
+    applied, asked = data["chunk_budget"], data["chunking"]["max_tokens"]
+    if applied == asked:
+        return f"≤ {applied:,} tokens"
+    return f"≤ {applied:,} tokens, what the model reads; built with --max-tokens {asked:,}"
 
 
 def gate_json(index: Index) -> dict:
@@ -78,9 +94,8 @@ def print_info(index: Index) -> None:
     data = info_json(index)
     _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
     _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
-    budget = data["chunking"]["max_tokens"]
     content = f"{files_counted(data['files'], len(data['without_text']))}, {counted(data['chunks'], 'chunk')}"
-    _say(f"  content    {content} (≤ {budget:,} tokens)")
+    _say(f"  content    {content} ({_budget_words(data)})")
     _say(f"  no answer  {gate_words(data['gate'])}")
     _say(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")
     if data["excludes"]:

@@ -5,12 +5,15 @@ front matter that could not be read. Real default model, three small files."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from typer.testing import CliRunner
 
 from semsearch import Collection, UsageError
+from semsearch.build import build_index
 from semsearch.cli import app
+from semsearch.index import load_index
 
 from .conftest import write
 
@@ -79,3 +82,42 @@ def test_the_library_refuses_such_a_filter_too(folder):
         with pytest.raises(UsageError, match="match only files with no text to search"):
             docs.search("Ile mam dni na zwrot towaru?", paths=["odd/onlyfm.md"])
         assert docs.search("Ile mam dni na zwrot towaru?", paths=["odd/onlyfm.md", "a.md"]).hits
+
+
+def test_a_chunk_budget_above_what_the_model_reads_is_refused_before_any_work(folder, tmp_path):
+    root, _ = folder
+    index = tmp_path / "index"
+    refused = run("build", root / "docs", "--index", index, "--max-tokens", "100000", "--dry-run")
+    assert refused.exit_code == 2
+    assert (
+        refused.stderr
+        == "error: --max-tokens 100,000 is more than the model reads (512 tokens); use at most 512\n"
+    )
+    assert not index.exists()
+    assert run("build", root / "docs", "--index", index, "--max-tokens", "512", "-q").exit_code == 0
+    assert "2 chunks (≤ 512 tokens)\n" in run("info", "--index", index).stdout
+
+
+def test_an_index_that_records_a_larger_budget_shows_the_one_applied_and_rebuilds_as_built(folder, tmp_path):
+    root, _ = folder
+    index = tmp_path / "index"
+    shutil.copytree(root / "index", index)
+    meta = json.loads((index / "meta.json").read_text())
+    meta["chunking"]["max_tokens"] = 100_000  # as a build before the check recorded it
+    (index / "meta.json").write_text(json.dumps(meta))
+    info = run("info", "--index", index)
+    assert "(≤ 512 tokens, what the model reads; built with --max-tokens 100,000)" in info.stdout
+    assert json.loads(run("info", "--index", index, "--json").stdout)["chunk_budget"] == 512
+    again = run("build", "--index", index)
+    assert again.exit_code == 0 and again.stdout.startswith("Up to date: "), again.output
+
+
+def test_the_library_refuses_it_too_and_caps_the_default(tmp_path, fake_embedder):
+    docs = tmp_path / "docs"
+    write(docs / "b.md", DELIVERY)
+    fake_embedder.max_input_tokens = 256  # as all-MiniLM-L6-v2 reads
+    with pytest.raises(UsageError, match=r"--max-tokens 257 is more than the model reads \(256 tokens\)"):
+        build_index(docs, tmp_path / "index", embedder=fake_embedder, max_tokens=257)
+    assert fake_embedder.passages_embedded == 0
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert load_index(tmp_path / "index").meta["chunking"]["max_tokens"] == 256
