@@ -121,3 +121,30 @@ def test_the_library_refuses_it_too_and_caps_the_default(tmp_path, fake_embedder
     assert fake_embedder.passages_embedded == 0
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
     assert load_index(tmp_path / "index").meta["chunking"]["max_tokens"] == 256
+
+
+def test_a_dry_run_of_an_up_to_date_index_says_it_is_a_dry_run(folder):
+    root, _ = folder
+    index = root / "index"
+    dry = run("build", root / "docs", "--index", index, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert dry.stdout == (
+        "Dry run: 2 files (1 more with no text), 2 chunks (0 new, 0 changed, 0 removed, 3 unchanged); "
+        f"up to date: a build would embed nothing; nothing written to {index}/\n"
+    )
+
+
+SAID = ("files", "chunks", "new", "changed", "removed", "unchanged", "embedded", "without_text")
+
+
+@pytest.mark.parametrize("excludes", [["--exclude", "b.md"], ["--exclude", "odd/", "--exclude", "a.md"]])
+def test_a_dry_run_with_another_exclude_says_what_that_build_does(folder, tmp_path, excludes):
+    root, _ = folder
+    index = tmp_path / "index"
+    shutil.copytree(root / "index", index)
+    for options in (excludes, ["--exclude", ""]):  # then back: the files left out come back as new
+        build = ["build", root / "docs", "--index", index, *options, "--json"]
+        dry = json.loads(run(*build, "--dry-run").stdout)
+        real = json.loads(run(*build).stdout)
+        assert dry["dry_run"] and not dry["up_to_date"] and dry["removed"] + dry["new"] > 0
+        assert {key: dry[key] for key in SAID} == {key: real[key] for key in SAID}
