@@ -34,6 +34,11 @@ def info_json(index: Index) -> dict:
         "skipped": [{"path": path, "reason": s["reason"]} for path, s in meta.get("skipped", {}).items()],
         "without_text": empty,
         "front_matter": fields_seen(files) if index.front_matter_recorded else None,
+        "front_matter_unread": [
+            {"path": path, **f["front_matter_problem"]}
+            for path, f in files.items()
+            if f.get("front_matter_problem")
+        ],
         "changed_since_build": index.changed_files(),
     }
 
@@ -81,13 +86,19 @@ def gate_words(gate: dict) -> str:
     return f"{number}, derived at build time"
 
 
-def _fields_words(seen: dict[str, int] | None) -> str:
-    """Front-matter fields and how many files have each, for ``--where``."""
+def _fields_words(seen: dict[str, int] | None, unread: list[dict]) -> str:
+    """Front-matter fields and how many files have each, for ``--where``, and the files whose
+    front matter could not be read (the build warned about each: a field there is not one)."""
     if seen is None:
         return "not recorded (the index predates --where; rebuild it to filter by front matter)"
+    named = ", ".join(f"{item['path']}:{item['line']}" for item in unread[:3])
+    named += f" and {len(unread) - 3:,} more" if len(unread) > 3 else ""
+    has = "has" if len(unread) == 1 else "have"
+    unreadable = f"{counted(len(unread), 'file')} {has} front matter that could not be read: {named}"
     if not seen:
-        return "none (no file has front matter)"
-    return ", ".join(f"{name} ({counted(count, 'file')})" for name, count in seen.items())
+        return f"none ({unreadable})" if unread else "none (no file has front matter)"
+    fields = ", ".join(f"{name} ({counted(count, 'file')})" for name, count in seen.items())
+    return f"{fields}; {unreadable}" if unread else fields
 
 
 def print_info(index: Index) -> None:
@@ -104,7 +115,7 @@ def print_info(index: Index) -> None:
         _say(f"  skipped    {item['path']}: {item['reason']}")
     for path in data["without_text"]:
         _say(f"  no text    {path}")
-    _say(f"  fields     {_fields_words(data['front_matter'])}")
+    _say(f"  fields     {_fields_words(data['front_matter'], data['front_matter_unread'])}")
     changed = data["changed_since_build"]
     if not os.path.isdir(data["docs_root"]):
         _say("  ", ("the documents folder no longer exists", "yellow"), f": {data['docs_root']}/")

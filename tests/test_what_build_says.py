@@ -148,3 +148,23 @@ def test_a_dry_run_with_another_exclude_says_what_that_build_does(folder, tmp_pa
         real = json.loads(run(*build).stdout)
         assert dry["dry_run"] and not dry["up_to_date"] and dry["removed"] + dry["new"] > 0
         assert {key: dry[key] for key in SAID} == {key: real[key] for key in SAID}
+
+
+def test_info_names_front_matter_that_could_not_be_read(tmp_path):
+    docs, index = tmp_path / "docs", tmp_path / "index"
+    write(docs / "bad.md", "---\ntype: [guide\n---\n# Zwroty\n\nTowar można zwrócić w ciągu 14 dni.\n")
+    write(docs / "b.md", DELIVERY)
+    built = run("build", docs, "--index", index)
+    assert "warning: bad.md:2: front matter is not valid YAML" in built.stderr
+    info = run("info", "--index", index)
+    assert "  fields     none (1 file has front matter that could not be read: bad.md:2)\n" in info.stdout
+    unread = json.loads(run("info", "--index", index, "--json").stdout)["front_matter_unread"]
+    assert [(item["path"], item["line"]) for item in unread] == [("bad.md", 2)]
+    assert "not valid YAML" in unread[0]["problem"]
+    write(docs / "a.md", GUIDE)
+    assert run("build", docs, "--index", index, "-q").exit_code == 0
+    info = run("info", "--index", index)
+    assert (
+        "  fields     type (1 file); 1 file has front matter that could not be read: bad.md:2\n"
+        in info.stdout
+    )
