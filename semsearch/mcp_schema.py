@@ -90,8 +90,8 @@ class PassageResult(TypedDict):
 class IndexInfo(TypedDict):
     index: str
     docs_folder: str
-    files: int
-    file_names: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES} files.")]
+    files: Annotated[int, Field(description="Files with text to search (not those of only front matter).")]
+    file_names: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES} of them.")]
     chunks: Annotated[int, Field(description="Indexed passages.")]
     model: str
     margin: Annotated[

@@ -37,6 +37,7 @@ from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
 from .frontmatter import fields_seen
 from .passages import file_chunks, in_lines, in_section
+from .records import without_text
 from .sources import docs_relative
 from .threshold import BASELINE_IN_WORDS
 
@@ -191,7 +192,8 @@ class Library:
         with self._call() as collection:
             index = collection.index
             meta = index.meta
-            files = list(meta.get("files", {}))
+            empty = set(without_text(meta.get("files", {})))
+            files = [name for name in meta.get("files", {}) if name not in empty]  # as `info` counts
             changed = self._changed_files(collection, fresh=True)
             stale = self._stale(collection)
         calibrated = meta.get("calibrated")

@@ -70,6 +70,19 @@ def refreshed_records(
     return refreshed
 
 
+NO_TEXT = "no text to index (only headings or front matter)"
+
+
+def without_text(records: dict[str, dict]) -> list[str]:
+    """The files recorded with no chunk: read, but all front matter, headings or comments."""
+    return sorted(path for path, record in records.items() if record.get("chunks") == 0)
+
+
+def no_text_skipped(records: dict[str, dict]) -> list[Skipped]:
+    """The files ``without_text``, as a build reports them: skipped, with the reason."""
+    return [Skipped(path, NO_TEXT) for path in without_text(records)]
+
+
 def skipped_records(skipped: list[Skipped]) -> dict[str, dict]:
     return {s.relative: {"reason": s.reason, "size": s.size, "mtime_ns": s.mtime_ns} for s in skipped}
 

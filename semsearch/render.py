@@ -138,6 +138,13 @@ def counted(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
+def files_counted(files: int, without_text: int) -> str:
+    """``2 files (1 more with no text)``: the files searched, and those read that hold no text
+    (only front matter or headings), which a search never returns."""
+    more = f" ({without_text:,} more with no text)" if without_text else ""
+    return counted(files, "file") + more
+
+
 def display_path(path: str) -> str:
     """A path as ripgrep shows it: relative to the current folder when inside it, else absolute."""
     import os
@@ -326,7 +333,10 @@ def stale_warning(changed: list[str], index: Index) -> None:
 
 def search_details(index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer) -> None:
     """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
-    files, chunks = len(index.meta["files"]), len(index.chunks)
+    from .records import without_text
+
+    records = index.meta["files"]
+    files, chunks = len(records) - len(without_text(records)), len(index.chunks)  # as `info` counts
     note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
     if paths or where:
         allowed = index.allowed_rows(paths, where)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from .render import _say, console, counted, note, warning
+from .render import _say, console, counted, files_counted, note, warning
 
 if TYPE_CHECKING:
     from .build import BuildReport
@@ -36,18 +36,10 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     if report.full_reason:
         note(f"Full rebuild: {report.full_reason}")
     where = str(report.index_dir)
-    content = f"{counted(report.files, 'file')}, {counted(report.chunks, 'chunk')}"
-    if report.dry_run and not report.up_to_date:
-        resumed = (
-            f" and reuse {counted(report.resumed, 'chunk')} already embedded by an interrupted build"
-            if report.resumed
-            else ""
-        )
-        _say(
-            f"Dry run: {content} ({_files_changed(report)}); a build would "
-            f"embed {counted(report.embedded, 'chunk')} ({report.tokens:,} tokens){resumed}, about "
-            f"{_duration(report.estimated_seconds or 0.0)} on this machine now; nothing written to {where}/"
-        )
+    files = files_counted(report.files, len(report.without_text))
+    content = f"{files}, {counted(report.chunks, 'chunk')}"
+    if report.dry_run:
+        _print_dry_run(report, content, where)
         return
     if report.up_to_date:
         _say(
@@ -58,9 +50,30 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     resumed = f", {report.resumed:,} kept from an interrupted build" if report.resumed else ""
     _say(
         ("Indexed", "green"),
-        f" {counted(report.files, 'file')} into {counted(report.chunks, 'chunk')} in {report.seconds:.1f} s"
+        f" {files} into {counted(report.chunks, 'chunk')} in {report.seconds:.1f} s"
         f" → {where}/ ({_files_changed(report)}; {counted(report.embedded, 'chunk')} embedded{resumed}; "
         f"no-answer margin {report.min_score:+.3f})",
+    )
+
+
+def _print_dry_run(report: BuildReport, content: str, where: str) -> None:
+    """A dry run's summary: what a build with the same options would embed, up to date or not."""
+    if report.up_to_date:
+        _say(
+            f"Dry run: {content} ({_changes(report)}); ",
+            ("up to date", "green"),
+            f": a build would embed nothing; nothing written to {where}/",
+        )
+        return
+    resumed = (
+        f" and reuse {counted(report.resumed, 'chunk')} already embedded by an interrupted build"
+        if report.resumed
+        else ""
+    )
+    _say(
+        f"Dry run: {content} ({_files_changed(report)}); a build would "
+        f"embed {counted(report.embedded, 'chunk')} ({report.tokens:,} tokens){resumed}, about "
+        f"{_duration(report.estimated_seconds or 0.0)} on this machine now; nothing written to {where}/"
     )
 
 
@@ -108,6 +121,7 @@ def build_json(report: BuildReport) -> dict:
         "full_reason": report.full_reason,
         "warnings": report.warnings,
         "skipped": [{"path": s.relative, "reason": s.reason} for s in report.skipped],
+        "without_text": report.without_text,
         "excluded": report.excluded,
     }
 

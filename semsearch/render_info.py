@@ -6,7 +6,8 @@ import os
 from typing import TYPE_CHECKING
 
 from .frontmatter import fields_seen
-from .render import _say, counted
+from .records import without_text
+from .render import _say, counted, files_counted
 from .threshold import BASELINE_IN_WORDS
 
 if TYPE_CHECKING:
@@ -16,12 +17,14 @@ if TYPE_CHECKING:
 def info_json(index: Index) -> dict:
     meta = index.meta
     files = meta.get("files", {})
+    empty = without_text(files)
     return {
         "index": str(index.path),
         "docs_root": meta.get("docs_root"),
         "model": meta["model"],
         "chunking": meta.get("chunking"),
-        "files": len(files),
+        "chunk_budget": chunk_budget(meta),
+        "files": len(files) - len(empty),
         "chunks": len(index.chunks),
         "gate": gate_json(index),
         "build_gate": meta["min_score"],
@@ -29,10 +32,30 @@ def info_json(index: Index) -> dict:
         "semsearch_version": meta.get("semsearch_version"),
         "excludes": meta.get("excludes", []),
         "skipped": [{"path": path, "reason": s["reason"]} for path, s in meta.get("skipped", {}).items()],
-        "without_text": sorted(path for path, f in files.items() if f.get("chunks") == 0),
+        "without_text": empty,
         "front_matter": fields_seen(files) if index.front_matter_recorded else None,
+        "front_matter_unread": [
+            {"path": path, **f["front_matter_problem"]}
+            for path, f in files.items()
+            if f.get("front_matter_problem")
+        ],
         "changed_since_build": index.changed_files(),
     }
+
+
+def chunk_budget(meta: dict) -> int:
+    """The budget chunks were cut to: the one recorded, or the model's input limit when that is
+    less (an index built before a larger ``--max-tokens`` was refused)."""
+    budget = meta["chunking"]["max_tokens"]
+    limit = meta["model"].get("max_input_tokens")
+    return min(budget, limit) if isinstance(limit, int) else budget
+
+
+def _budget_words(data: dict) -> str:
+    applied, asked = data["chunk_budget"], data["chunking"]["max_tokens"]
+    if applied == asked:
+        return f"≤ {applied:,} tokens"
+    return f"≤ {applied:,} tokens, what the model reads; built with --max-tokens {asked:,}"
 
 
 def gate_json(index: Index) -> dict:
@@ -63,22 +86,27 @@ def gate_words(gate: dict) -> str:
     return f"{number}, derived at build time"
 
 
-def _fields_words(seen: dict[str, int] | None) -> str:
-    """Front-matter fields and how many files have each, for ``--where``."""
+def _fields_words(seen: dict[str, int] | None, unread: list[dict]) -> str:
+    """Front-matter fields and how many files have each, for ``--where``, and the files whose
+    front matter could not be read (the build warned about each: a field there is not one)."""
     if seen is None:
         return "not recorded (the index predates --where; rebuild it to filter by front matter)"
+    named = ", ".join(f"{item['path']}:{item['line']}" for item in unread[:3])
+    named += f" and {len(unread) - 3:,} more" if len(unread) > 3 else ""
+    has = "has" if len(unread) == 1 else "have"
+    unreadable = f"{counted(len(unread), 'file')} {has} front matter that could not be read: {named}"
     if not seen:
-        return "none (no file has front matter)"
-    return ", ".join(f"{name} ({counted(count, 'file')})" for name, count in seen.items())
+        return f"none ({unreadable})" if unread else "none (no file has front matter)"
+    fields = ", ".join(f"{name} ({counted(count, 'file')})" for name, count in seen.items())
+    return f"{fields}; {unreadable}" if unread else fields
 
 
 def print_info(index: Index) -> None:
     data = info_json(index)
     _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
     _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
-    budget = data["chunking"]["max_tokens"]
-    content = f"{counted(data['files'], 'file')}, {counted(data['chunks'], 'chunk')}"
-    _say(f"  content    {content} (≤ {budget:,} tokens)")
+    content = f"{files_counted(data['files'], len(data['without_text']))}, {counted(data['chunks'], 'chunk')}"
+    _say(f"  content    {content} ({_budget_words(data)})")
     _say(f"  no answer  {gate_words(data['gate'])}")
     _say(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")
     if data["excludes"]:
@@ -87,7 +115,7 @@ def print_info(index: Index) -> None:
         _say(f"  skipped    {item['path']}: {item['reason']}")
     for path in data["without_text"]:
         _say(f"  no text    {path}")
-    _say(f"  fields     {_fields_words(data['front_matter'])}")
+    _say(f"  fields     {_fields_words(data['front_matter'], data['front_matter_unread'])}")
     changed = data["changed_since_build"]
     if not os.path.isdir(data["docs_root"]):
         _say("  ", ("the documents folder no longer exists", "yellow"), f": {data['docs_root']}/")

@@ -114,7 +114,7 @@ def minilm_index(tmp_path_factory, minilm_folder) -> Path:
 def test_sentence_transformers_backend_end_to_end(minilm_index, minilm_folder):
     meta = json.loads((minilm_index / "meta.json").read_text())
     assert meta["model"]["spec"] == f"sentence-transformers:{minilm_folder}"
-    assert meta["model"]["max_input_tokens"] == 256
+    assert meta["model"]["max_input_tokens"] == 256 == meta["chunking"]["max_tokens"]  # the default, capped
     chunks = json.loads((minilm_index / "chunks.json").read_text())
     assert chunks and all(c["tokens"] <= 300 for c in chunks)
     # No content word shared with the refund section; ask uses the model the index records.
