@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from . import cli_hints, render, render_build, render_eval, render_info
-from .cli_app import EXIT_NO_ANSWER, app
+from .cli_app import EXIT_NO_ANSWER, app, terminate_as_interrupt
 from .cli_options import exclusive, needs_context, positive_numbers, verbosity, where_conditions
 from .errors import IndexMissingError
 
@@ -129,7 +129,7 @@ def build(
     recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
     docs = docs or _recorded_docs(index, recorded.get("docs"))
     budget = max_tokens if max_tokens is not None else recorded.get("max_tokens")  # None: the default
-    with render_build.build_progress(disable=as_json or quiet) as progress:
+    with terminate_as_interrupt(), render_build.build_progress(disable=as_json or quiet) as progress:
         report = build_index(
             docs,
             index,

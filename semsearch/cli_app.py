@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -18,6 +20,33 @@ from .errors import SemsearchError
 EXIT_NO_ANSWER = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+"""128 + SIGTERM, as a shell reports a process that ``kill`` ended."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a CI timeout, a service manager) met by a build: raised where the build
+    is, as Ctrl-C's interrupt is, so that it keeps its journal and releases its lock."""
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """Within: SIGTERM raises ``Terminated`` (by default it ends the process at once, leaving
+    the build's lock file behind and saying nothing)."""
+    import signal  # here: a few milliseconds that only a build pays
+
+    def terminated(signum: int, frame: object) -> None:
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread (a library caller's worker): left as it is
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Group(TyperGroup):
@@ -76,6 +105,9 @@ class _Group(TyperGroup):
         except OSError as exc:
             if not _output_failed(exc):
                 _unexpected(exc)
+        except Terminated:
+            render.error("terminated; run the same build again to resume it")
+            raise typer.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
             render.error("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
