@@ -97,6 +97,7 @@ def test_read_source_does_not_wait_on_a_fifo(special_files):
     assert skipped == Skipped("x.md", "not a regular file (FIFO)")
 
 
+@pytest.mark.slow  # real-model builds of odd folders: CI runs them, the fast lane does not
 def test_build_ask_and_info_with_a_fifo_in_the_folder(special_files, tmp_path):
     index = tmp_path / "index"
     built = cli("build", special_files, "--index", index, "--json")
@@ -211,6 +212,7 @@ def test_discover_skips_symlink_loops(loops):
     assert changed_files(loops, {"good.md": {"size": 0, "mtime_ns": 0}}) == ["good.md"]
 
 
+@pytest.mark.slow  # real-model builds of odd folders: CI runs them, the fast lane does not
 def test_build_ask_and_info_with_symlink_loops(docs, tmp_path):
     index = tmp_path / "index"
     assert cli("build", docs, "--index", index).returncode == 0
@@ -289,6 +291,7 @@ def test_a_readable_name_shared_with_another_file_is_skipped(latin1_names):
     ]
 
 
+@pytest.mark.slow  # real-model builds of odd folders: CI runs them, the fast lane does not
 def test_build_ask_and_info_with_names_that_are_not_utf8(latin1_names, tmp_path):
     index = tmp_path / "index"
     built = cli("build", latin1_names, "--index", index, "--json")
@@ -322,6 +325,7 @@ def test_a_docs_folder_whose_own_path_is_not_utf8_is_refused_before_embedding(tm
     assert not (tmp_path / "index").exists()
 
 
+@pytest.mark.slow  # real-model builds of odd folders: CI runs them, the fast lane does not
 def test_json_output_and_questions_with_bytes_that_are_not_utf8(docs, tmp_path):
     index = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"index\xff"))
     built = cli("build", docs, "--index", index, "--json")

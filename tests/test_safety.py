@@ -318,6 +318,7 @@ def test_no_pickle_is_ever_loaded(sample_index, tmp_path):
     assert result.exit_code == 2 and "vectors.npy" in result.stderr
 
 
+@pytest.mark.slow  # starts a process per check: CI runs it, the fast lane does not
 def test_no_remote_code_and_local_files_only_for_queries(monkeypatch, tmp_path):
     """The sentence-transformers backend never runs a model's own code, and a query-time load
     never fetches (unit test: the constructor's arguments)."""
