@@ -155,6 +155,9 @@ def best_snippet(
     matched = [terms.matched(text[u.start : u.end]) for u in found]
     first, last = _window(text, found, matched, terms, chars, max_lines)
     end, last = _end(text, found, first, last, chars, max_lines)
+    if end == found[last].end:
+        first, last = _with_fence_lines(found, first, last)
+        end = found[last].end
     shown = _render(text, found, first, last, end)
     lost = 0 if end_line is None else max(0, end_line - start_line - text.count("\n"))
     return Snippet(shown, start_line + found[first].line, start_line + found[last].line + lost)
@@ -207,6 +210,17 @@ def _end(text: str, found: list[Unit], first: int, last: int, chars: int, max_li
     if room < _MIN_TAIL or len({u.line for u in found[first : last + 2]}) > max_lines:
         return found[last].end, last
     return _word_end(text, following.start, room), last + 1
+
+
+def _with_fence_lines(found: list[Unit], first: int, last: int) -> tuple[int, int]:
+    """The window widened to the opening or closing line of the code fence it starts or ends
+    in, when that line is the unit just before or after it: shown as itself, it counts in the
+    snippet's lines, and no "…" claims that something was left out there."""
+    if first > 0 and found[first].fence is not None and found[first - 1].line == found[first].fence:
+        first -= 1
+    if last + 1 < len(found) and found[last].fence is not None and found[last + 1].closes:
+        last += 1
+    return first, last
 
 
 def _word_end(text: str, start: int, width: int) -> int:

@@ -151,3 +151,16 @@ def test_a_hit_gives_its_snippet_from_its_chunk():
     hit = Hit(rank=1, score=0.9, chunk=chunk)
     shown = hit.snippet("Co oznacza błąd PAY-517?")
     assert "PAY-517" in shown.text and shown.start_line == 38
+
+
+def test_a_fence_line_next_to_the_window_is_shown_as_itself_without_a_false_ellipsis():
+    """An outside probe: on a file of two code blocks the snippet ended with the closing fence
+    and then "…" (nothing was left out), and its end line stopped before that fence."""
+    text = "```python\ndef secret_handler(x):\n    return x * 42\n```\n\n```bash\nexport FOO_BAR=1\n```"
+    shown = snippet(text, "export FOO_BAR", start_line=1, max_lines=6)
+    assert shown.text == text  # the whole passage, since it fits with its fence lines
+    assert (shown.start_line, shown.end_line) == (1, 8)
+    inside = snippet(CODE, "tidewater --install", start_line=20, max_lines=2)
+    expected = "…\n```sh\n…\nsudo apt install ./tidewater_4.2.0_amd64.deb\ntidewater --version\n```\n…"
+    assert inside.text == expected  # mid-fence: its fence lines stand in, "…" for what is between
+    assert (inside.start_line, inside.end_line) == (24, 25)
