@@ -109,6 +109,8 @@ def read_front_matter(text: str) -> FrontMatter:
         return FrontMatter({}, f"front matter is not valid YAML ({problem})", line)
     except RecursionError:
         return FrontMatter({}, "front matter nested too deeply", first_line)
+    except (ValueError, OverflowError) as exc:  # a date that cannot exist: `date: 2024-13-45`
+        return FrontMatter({}, f"front matter is not valid YAML ({exc})", first_line)
     if data is None:
         return FrontMatter({})
     if not isinstance(data, dict):

@@ -128,6 +128,10 @@ def test_values_become_what_json_holds():
         ("---\n- a\n- b\n---\n", 2, "a list, not a mapping"),
         ("---\ntitle: ok\nbad: : :\n  - x\n---\n", 3, "not valid YAML"),
         ("---\n!!python/object:os.system x: 1\n---\n", 2, "not valid YAML"),  # safe_load refuses
+        # dates that cannot exist (an outside probe: each stopped the whole build)
+        ("---\ndate: 2024-13-45\n---\n", 2, "not valid YAML (month must be in 1..12)"),
+        ("---\ndate: 2024-02-30\n---\n", 2, "not valid YAML (day is out of range for month)"),
+        ("---\nwhen: 2024-01-01 25:00:00\n---\n", 2, "not valid YAML (hour must be in 0..23)"),
     ],
 )
 def test_a_broken_block_gives_no_fields_and_says_where(text, line, problem):
