@@ -106,7 +106,7 @@ class _Group(TyperGroup):
             if not _output_failed(exc):
                 _unexpected(exc)
         except Terminated:
-            render.error("terminated; run the same build again to resume it")
+            render.error("terminated")
             raise typer.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
             render.error("interrupted")

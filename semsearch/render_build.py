@@ -197,7 +197,7 @@ def _bar() -> Iterator[Callable[[Step], None]]:
 class ProgressLines:
     """Build progress for a log or a pipe: a plain line when a phase starts, then one every
     ``interval`` seconds while it lasts, with how far it is and, once measured, the time left
-    (``Embedding: 1,200/3,355 chunks (36%), about 2 min 10 s left``). No bar, no carriage
+    (``Embedding: 1,200/3,355 chunks (36% of the text), about 2 min 10 s left``). No bar, no carriage
     return, no colour: what a CI log or ``| tee`` shows as it comes."""
 
     def __init__(
@@ -238,6 +238,7 @@ def progress_line(step: Step, seconds_left: float | None = None) -> str:
         return f"{label}..."
     share = f" ({100 * step.done // step.total}%)" if step.total else ""
     if step.chunks is not None and step.chunks_total is not None:  # embedding: chunks, share of tokens
+        share = share.replace("%)", "% of the text)")  # long chunks take longer: the work done
         count = f"{step.chunks:,}/{step.chunks_total:,} chunks{share}"
     else:
         count = f"{step.done:,}/{step.total:,} {step.unit}".rstrip() + share

@@ -34,11 +34,11 @@ def test_a_line_when_each_phase_starts_then_one_every_interval_with_the_time_lef
     report(Step("calibrating"))
     assert lines[:3] == [
         "Finding Markdown files...",
-        "Embedding: 16/1,600 chunks (1%)",
-        "Embedding: 176/1,600 chunks (11%), about 1 min 29 s left",  # 10 s later, at 100 tokens/s
+        "Embedding: 16/1,600 chunks (1% of the text)",
+        "Embedding: 176/1,600 chunks (11% of the text), about 1 min 29 s left",  # 10 s later, at 100 tokens/s
     ]
     assert len(lines) == 1 + 10 + 1 and lines[-1] == "Calibrating the no-answer gate..."
-    assert lines[-2] == "Embedding: 1,456/1,600 chunks (91%), about 9 s left"
+    assert lines[-2] == "Embedding: 1,456/1,600 chunks (91% of the text), about 9 s left"
 
 
 def test_splitting_lines_count_files_and_the_chunks_so_far():
@@ -58,7 +58,7 @@ def test_a_build_into_a_pipe_prints_plain_progress_lines_and_quiet_or_json_none(
     lines = piped.stderr.splitlines()
     assert [line.split(":")[0].removesuffix("...") for line in lines] == list(PHASES.values())
     assert "\r" not in piped.stderr and "\x1b" not in piped.stderr
-    assert "Embedding: 3/3 chunks (100%)" in lines
+    assert "Embedding: 3/3 chunks (100% of the text)" in lines
     assert piped.stdout.startswith("Indexed 3 files into 3 chunks")
     quiet = CliRunner().invoke(app, [*build, "--full", "-q"])
     assert (quiet.exit_code, quiet.stderr) == (0, "")
