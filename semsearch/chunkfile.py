@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zlib
 from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import BinaryIO, overload
 
@@ -22,6 +24,10 @@ from .jsonparse import parse_json
 
 CHUNKS_FILE = "chunks.json"
 OFFSETS_FILE = "chunks.offsets.npy"
+CHECKSUMS_FILE = "chunks.crc32.npy"
+"""Each chunk's line's CRC-32: a chunk read is checked, so a line damaged in place (its length
+kept, its offsets still right) is an error where it is read, not a wrong file name, line or
+text shown. Indexes written before it have none, and their lines are read unchecked."""
 DIGEST_BLOCK = 1 << 20
 """Bytes read at a time when ``chunks.json`` is checked against its digest."""
 
@@ -30,6 +36,7 @@ def write_chunks(folder: Path, chunks: Sequence[Chunk]) -> str:
     """Write ``chunks.json`` and its offsets; returns the sha256 of ``chunks.json`` (meta.json
     records it: see ``ChunkFile.sha256``)."""
     offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
+    checksums = np.zeros(len(chunks), dtype=np.uint32)
     digest = hashlib.sha256()
     with open(folder / CHUNKS_FILE, "wb") as handle:
 
@@ -40,11 +47,14 @@ def write_chunks(folder: Path, chunks: Sequence[Chunk]) -> str:
         put(b"[\n")
         for i, chunk in enumerate(chunks):
             offsets[i] = handle.tell()
-            put(json.dumps(chunk.to_dict(), ensure_ascii=False).encode("utf-8"))
+            line = json.dumps(chunk.to_dict(), ensure_ascii=False).encode("utf-8")
+            checksums[i] = zlib.crc32(line)
+            put(line)
             put(b",\n" if i + 1 < len(chunks) else b"\n")
         offsets[len(chunks)] = handle.tell()
         put(b"]\n")
     np.save(folder / OFFSETS_FILE, offsets)
+    np.save(folder / CHECKSUMS_FILE, checksums)
     return digest.hexdigest()
 
 
@@ -52,9 +62,10 @@ class ChunkFile(Sequence[Chunk]):
     """The chunks of an index, read on demand from a file opened once (so a concurrent swap of
     the index folder cannot mix two indexes)."""
 
-    def __init__(self, handle: BinaryIO, offsets: np.ndarray):
+    def __init__(self, handle: BinaryIO, offsets: np.ndarray, checksums: np.ndarray | None = None):
         self._handle = handle
         self._offsets = offsets
+        self._checksums = checksums
         self._all: list[Chunk] | None = None
 
     @classmethod
@@ -68,10 +79,11 @@ class ChunkFile(Sequence[Chunk]):
                 raise ValueError(f"{OFFSETS_FILE} is not a list of offsets")
             if offsets[0] != 2 or np.any(np.diff(offsets) <= 0) or offsets[-1] + 2 != size:
                 raise ValueError(f"{CHUNKS_FILE} does not match {OFFSETS_FILE} (truncated or edited?)")
+            checksums = _checksums(folder, len(offsets) - 1)
         except BaseException:
             handle.close()
             raise
-        return cls(handle, offsets)
+        return cls(handle, offsets, checksums)
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -83,10 +95,18 @@ class ChunkFile(Sequence[Chunk]):
         """Chunk ``i``, read with one ``pread`` (no shared file position: safe across threads)."""
         start, end = int(self._offsets[i]), int(self._offsets[i + 1])
         line = os.pread(self._handle.fileno(), end - start, start).rstrip(b",\n")
+        self._check(i, line)
         try:
             return _chunk_from(parse_json(line))
         except (ValueError, KeyError, TypeError) as exc:
             raise IndexCorruptError(f"chunk {i} in {self._handle.name} is unreadable ({exc})") from exc
+
+    def _check(self, i: int, line: bytes) -> None:
+        """Raise IndexCorruptError unless chunk ``i``'s ``line`` is the one the build wrote."""
+        if self._checksums is not None and zlib.crc32(line) != int(self._checksums[i]):
+            raise IndexCorruptError(
+                f"chunk {i} in {self._handle.name} is damaged (not the text the build wrote)"
+            )
 
     def sha256(self) -> str:
         """The sha256 of the file as opened, read a block at a time (bounded memory). A build
@@ -124,14 +144,28 @@ class ChunkFile(Sequence[Chunk]):
         """All chunks (parsed once, then kept)."""
         if self._all is None:
             size = int(self._offsets[-1]) + 2
+            whole = os.pread(self._handle.fileno(), size, 0)
+            for i, (start, end) in enumerate(pairwise(self._offsets.tolist())):
+                self._check(i, whole[start:end].rstrip(b",\n"))
             try:
-                chunks = [_chunk_from(c) for c in parse_json(os.pread(self._handle.fileno(), size, 0))]
+                chunks = [_chunk_from(c) for c in parse_json(whole)]
             except (ValueError, KeyError, TypeError) as exc:
                 raise IndexCorruptError(f"{self._handle.name} is unreadable ({exc})") from exc
             if len(chunks) != len(self):
                 raise IndexCorruptError(f"{CHUNKS_FILE} holds {len(chunks)} chunks, offsets say {len(self)}")
             self._all = chunks
         return self._all
+
+
+def _checksums(folder: Path, count: int) -> np.ndarray | None:
+    """The lines' CRC-32s (see ``CHECKSUMS_FILE``), None in an index written before them."""
+    try:
+        checksums = np.load(folder / CHECKSUMS_FILE, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        return None
+    if checksums.shape != (count,) or checksums.dtype != np.uint32:
+        raise ValueError(f"{CHECKSUMS_FILE} does not match {OFFSETS_FILE}")
+    return checksums
 
 
 _CHUNK_FIELDS = {"id": str, "source": str, "text": str, "start_line": int, "end_line": int, "tokens": int}

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .chunkfile import CHUNKS_FILE, OFFSETS_FILE
+from .chunkfile import CHECKSUMS_FILE, CHUNKS_FILE, OFFSETS_FILE
 from .errors import IndexCorruptError, MetaUnreadableError
 from .keywords import FILES as KEYWORD_FILES
 
@@ -18,7 +18,15 @@ STAGING_MARKER = ".semsearch-staging"
 """Written first into every folder a build stages: only such folders are ever removed as leftovers."""
 CHUNKS_DIGEST = "chunks_sha256"
 """The meta.json field holding the sha256 of chunks.json (absent in indexes written before it)."""
-INDEX_FILES = ("vectors.npy", "offtopic.npy", CHUNKS_FILE, OFFSETS_FILE, *KEYWORD_FILES, META_FILE)
+INDEX_FILES = (
+    "vectors.npy",
+    "offtopic.npy",
+    CHUNKS_FILE,
+    OFFSETS_FILE,
+    CHECKSUMS_FILE,
+    *KEYWORD_FILES,
+    META_FILE,
+)
 
 # meta.json fields, checked once so that no reader meets a wrong type
 

@@ -74,10 +74,11 @@ def test_a_chunks_file_damaged_in_place_is_rebuilt_over(copy, damaged, changed):
     docs, index = copy
     damage(index, *DAMAGES[damaged])
     asked = runner.invoke(app, ["ask", "zwrot pieniędzy", "--index", str(index)])
-    assert asked.exit_code in (0, 2) and "Traceback" not in asked.output, asked.output
-    if asked.exit_code == 2:
-        assert asked.stderr.startswith("error: ") and asked.stderr.strip().count("\n") == 0
-        assert "rebuild it with `semsearch build" in asked.stderr
+    assert asked.exit_code == 2 and "Traceback" not in asked.output, (
+        asked.output
+    )  # an error, not a wrong result
+    assert asked.stderr.startswith("error: ") and asked.stderr.strip().count("\n") == 0
+    assert "rebuild it with `semsearch build" in asked.stderr
 
     texts = dict(TEXTS)
     if changed:
@@ -107,3 +108,16 @@ def test_an_index_without_a_chunks_checksum_has_its_chunks_parsed_then_gains_one
     damage(index, *DAMAGES["a field mistyped"])
     report = build(docs, index)
     assert "the previous index is damaged" in report["full_reason"] and report["embedded"] == len(TEXTS)
+
+
+@pytest.mark.parametrize(
+    "old, new", [('"source": "a.md"', '"source": "x.md"'), ('"start_line": 3', '"start_line": 4')]
+)
+def test_ask_never_shows_a_location_damaged_in_place(copy, old, new):
+    """An outside probe: a file name or line number edited in place (its length kept) was shown
+    as the answer's location, exit 0: each chunk read is now checked against its CRC-32."""
+    docs, index = copy
+    damage(index, old, new)
+    asked = runner.invoke(app, ["ask", "zwrot pieniędzy", "--index", str(index), "-k", "1"])
+    assert asked.exit_code == 2, asked.output
+    assert "is damaged (not the text the build wrote)" in asked.stderr and "x.md" not in asked.output
