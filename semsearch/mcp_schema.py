@@ -92,6 +92,13 @@ class IndexInfo(TypedDict):
     docs_folder: str
     files: Annotated[int, Field(description="Files with text to search (not those of only front matter).")]
     file_names: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES} of them.")]
+    without_text: Annotated[
+        list[str],
+        Field(
+            description="Files read but with no text to search (only front matter or headings), "
+            f"the first {MAX_LISTED_FILES}."
+        ),
+    ]
     chunks: Annotated[int, Field(description="Indexed passages.")]
     model: str
     margin: Annotated[
@@ -104,7 +111,10 @@ class IndexInfo(TypedDict):
     changed_files: Annotated[list[str], Field(description=f"The first {MAX_LISTED_FILES}.")]
     front_matter_fields: Annotated[
         dict[str, int] | None,
-        Field(description="Front-matter fields `search` can filter on (`where`), with their file counts."),
+        Field(
+            description="Front-matter fields `search` can filter on (`where`), with their file counts "
+            "(files without text included: a `where` may select them, and is then told they hold nothing)."
+        ),
     ]
     stale: Stale | None
 

@@ -192,8 +192,8 @@ class Library:
         with self._call() as collection:
             index = collection.index
             meta = index.meta
-            empty = set(without_text(meta.get("files", {})))
-            files = [name for name in meta.get("files", {}) if name not in empty]  # as `info` counts
+            empty = without_text(meta.get("files", {}))
+            files = [name for name in meta.get("files", {}) if name not in set(empty)]  # as `info` counts
             changed = self._changed_files(collection, fresh=True)
             stale = self._stale(collection)
         calibrated = meta.get("calibrated")
@@ -207,6 +207,7 @@ class Library:
             docs_folder=meta["docs_root"],
             files=len(files),
             file_names=files[:MAX_LISTED_FILES],
+            without_text=empty[:MAX_LISTED_FILES],
             chunks=len(index.chunks),
             model=index.model,
             margin=round(index.min_score, 4),

@@ -53,6 +53,17 @@ def test_a_file_with_no_text_is_not_counted_as_a_file_searched(folder):
     assert "  no text    odd/onlyfm.md" in info.stdout
     data = json.loads(run("info", "--index", root / "index", "--json").stdout)
     assert (data["files"], data["without_text"]) == (2, ["odd/onlyfm.md"])
+    pytest.importorskip("mcp")
+    from semsearch.mcp_server import Library
+
+    library = Library(root / "index")
+    served = library.index_info()  # the MCP server's index_info says the same (an outside probe)
+    library.close()
+    assert (served["files"], served["file_names"], served["without_text"]) == (
+        2,
+        ["a.md", "b.md"],
+        ["odd/onlyfm.md"],
+    )
 
 
 @pytest.mark.parametrize(
