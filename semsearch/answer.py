@@ -60,6 +60,8 @@ class Answer:
             rule = f"this question's threshold {self.threshold:.3f} (set by {BASELINE_IN_WORDS})"
         if self.answered:
             return f"{len(self.hits)} passage(s) reach {rule}"
+        if self.best_score is None and self.mode == "keyword":  # nothing to read a cosine of
+            return "no passage holds any word of the question (keyword search ranks only those that do)"
         best = "" if self.best_score is None else f"; the first-ranked passage scores {self.best_score:.3f}"
         return f"no passage reaches {rule}{best}; the indexed documents seem not to cover it"
 

