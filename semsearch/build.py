@@ -33,7 +33,7 @@ from .records import FileOutcome, file_records, no_text_skipped, outcomes, refre
 from .reuse import gate_current, keep_index, keywords_current, reusable_index
 from .schema import INDEX_FORMAT
 from .sources import Skipped, SourceFile, discover, read_source, unmatched_excludes
-from .store import index_lock, peek_meta, writable_target, write_index
+from .store import build_running, index_lock, peek_meta, writable_target, write_index
 from .threshold import GATE, calibrate_with, measure_references
 
 TOKENIZER = "tiktoken:cl100k_base"
@@ -77,6 +77,8 @@ class BuildReport:
     dry_run: bool = False
     estimated_seconds: float | None = None
     """With ``dry_run``: how long a build would take (reading and splitting, embedding, calibrating)."""
+    busy: bool = False
+    """With ``dry_run``: another build is writing the index now (its journal still grows)."""
     outcomes: list[FileOutcome] = field(default_factory=list)
     """Every file met, with what became of it (``build --verbose``)."""
     excluded: list[str] = field(default_factory=list)
@@ -251,6 +253,7 @@ def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, 
     plan.report.chunks, plan.report.embedded = len(chunks), len(fresh)
     plan.report.tokens = sum(chunk.tokens for chunk in fresh)
     plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
+    plan.report.busy = build_running(plan.target)
 
 
 def _build(

@@ -65,6 +65,13 @@ def _print_dry_run(report: BuildReport, content: str, where: str) -> None:
             f": a build would embed nothing; nothing written to {where}/",
         )
         return
+    if report.busy:
+        _say(
+            f"Dry run: {content} ({_files_changed(report)}); another build is writing this index now "
+            f"({counted(report.resumed, 'chunk')} embedded so far): a build started now is refused "
+            f"until it finishes; nothing written to {where}/"
+        )
+        return
     resumed = (
         f" and reuse {counted(report.resumed, 'chunk')} already embedded by an interrupted build"
         if report.resumed
@@ -117,6 +124,7 @@ def build_json(report: BuildReport) -> dict:
         "tokens_embedded": report.tokens,
         "up_to_date": report.up_to_date,
         "dry_run": report.dry_run,
+        "another_build_running": report.busy,
         "estimated_seconds": None if report.estimated_seconds is None else round(report.estimated_seconds, 1),
         "full_reason": report.full_reason,
         "warnings": report.warnings,

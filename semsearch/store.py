@@ -160,6 +160,26 @@ def _open_lock(path: Path) -> tuple[int, bool]:
     return fd, True
 
 
+def build_running(index_dir: Path) -> bool:
+    """Whether another process holds the index's lock now (a build writing it). Opens an
+    existing lock file read-only and creates none: a dry run may ask and write nothing."""
+    import fcntl
+
+    try:
+        fd = os.open(
+            _lock_path(Path(index_dir).absolute()), os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        )
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
+
+
 @contextmanager
 def index_lock(index_dir: Path) -> Iterator[None]:
     """Hold the index's lock (a hidden file beside it, removed on release when semsearch made

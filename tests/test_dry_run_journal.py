@@ -67,3 +67,19 @@ def test_a_dry_run_counts_the_chunks_an_interrupted_build_already_embedded(docs,
     built = json.loads(run(docs, "--index", index, "--json"))
     assert (built["embedded"], built["resumed"]) == (5, 16)
     assert built["tokens_embedded"] == planned["tokens_embedded"]
+
+
+def test_a_dry_run_while_another_build_writes_the_index_says_so(docs, tmp_path, monkeypatch):
+    """An outside probe: beside a running build, the dry run called its journal "an interrupted
+    build" and said what a build would do, which a build started then would refuse."""
+    from semsearch.store import index_lock
+
+    index = tmp_path / "index"
+    interrupted_build(monkeypatch, docs, "--index", index)
+    assert json.loads(run(docs, "--index", index, "--dry-run", "--json"))["another_build_running"] is False
+    with index_lock(index):  # held as a build holds it
+        planned = json.loads(run(docs, "--index", index, "--dry-run", "--json"))
+        said = run(docs, "--index", index, "--dry-run")
+    assert planned["another_build_running"] is True and planned["resumed"] == 16
+    assert "another build is writing this index now (16 chunks embedded so far)" in said
+    assert "interrupted" not in said
