@@ -166,3 +166,12 @@ def fields_seen(records: dict[str, dict]) -> dict[str, int]:
         for name in record.get("front_matter", {}):
             counts[name] = counts.get(name, 0) + 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def fields_unread(records: dict[str, dict]) -> list[dict]:
+    """The files whose front matter could not be read: ``{"path", "problem", "line"}`` each."""
+    return [
+        {"path": path, **record["front_matter_problem"]}
+        for path, record in records.items()
+        if record.get("front_matter_problem")
+    ]

@@ -87,6 +87,12 @@ class PassageResult(TypedDict):
     stale: Stale | None
 
 
+class UnreadFrontMatter(TypedDict):
+    path: str
+    line: Annotated[int, Field(description="Where the problem is (1-based).")]
+    problem: str
+
+
 class IndexInfo(TypedDict):
     index: str
     docs_folder: str
@@ -115,6 +121,10 @@ class IndexInfo(TypedDict):
             description="Front-matter fields `search` can filter on (`where`), with their file counts "
             "(files without text included: a `where` may select them, and is then told they hold nothing)."
         ),
+    ]
+    front_matter_unread: Annotated[
+        list[UnreadFrontMatter],
+        Field(description="Files whose front matter could not be read (indexed without fields)."),
     ]
     stale: Stale | None
 

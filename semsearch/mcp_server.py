@@ -35,7 +35,7 @@ from .cli_hints import build_command, command_to_build
 from .collection import Collection
 from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
-from .frontmatter import fields_seen
+from .frontmatter import fields_seen, fields_unread
 from .passages import file_chunks, in_lines, in_section
 from .records import without_text
 from .sources import docs_relative
@@ -216,6 +216,7 @@ class Library:
             semsearch_version=meta.get("semsearch_version"),
             changed_files=changed[:MAX_LISTED_FILES],
             front_matter_fields=fields_seen(meta["files"]) if index.front_matter_recorded else None,
+            front_matter_unread=fields_unread(meta["files"])[:MAX_LISTED_FILES],
             stale=stale,
         )
 

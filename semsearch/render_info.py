@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .frontmatter import fields_seen
+from .frontmatter import fields_seen, fields_unread
 from .records import without_text
 from .render import _say, counted, files_counted
 from .threshold import BASELINE_IN_WORDS
@@ -34,11 +34,7 @@ def info_json(index: Index) -> dict:
         "skipped": [{"path": path, "reason": s["reason"]} for path, s in meta.get("skipped", {}).items()],
         "without_text": empty,
         "front_matter": fields_seen(files) if index.front_matter_recorded else None,
-        "front_matter_unread": [
-            {"path": path, **f["front_matter_problem"]}
-            for path, f in files.items()
-            if f.get("front_matter_problem")
-        ],
+        "front_matter_unread": fields_unread(files),
         "changed_since_build": index.changed_files(),
     }
 
