@@ -172,12 +172,6 @@ def test_info_names_front_matter_that_could_not_be_read(tmp_path):
     unread = json.loads(run("info", "--index", index, "--json").stdout)["front_matter_unread"]
     assert [(item["path"], item["line"]) for item in unread] == [("bad.md", 2)]
     assert "not valid YAML" in unread[0]["problem"]
-    pytest.importorskip("mcp")
-    from semsearch.mcp_server import Library
-
-    library = Library(index)
-    assert library.index_info()["front_matter_unread"] == unread  # the MCP server says the same
-    library.close()
     write(docs / "a.md", GUIDE)
     assert run("build", docs, "--index", index, "-q").exit_code == 0
     info = run("info", "--index", index)
@@ -185,3 +179,9 @@ def test_info_names_front_matter_that_could_not_be_read(tmp_path):
         "  fields     type (1 file); 1 file has front matter that could not be read: bad.md:2\n"
         in info.stdout
     )
+    pytest.importorskip("mcp")
+    from semsearch.mcp_server import Library
+
+    library = Library(index)
+    assert library.index_info()["front_matter_unread"] == unread  # the MCP server says the same
+    library.close()
