@@ -109,17 +109,22 @@ class ChunkFile(Sequence[Chunk]):
             )
 
     def sha256(self) -> str:
-        """The sha256 of the file as opened, read a block at a time (bounded memory). A build
-        compares it with the digest meta.json records: damage that keeps every line's length
-        (a text edited in place) leaves the offsets consistent and shows nowhere else."""
-        digest = hashlib.sha256()
-        size, start = int(self._offsets[-1]) + 2, 0
-        while start < size:
-            block = os.pread(self._handle.fileno(), min(DIGEST_BLOCK, size - start), start)
-            if not block:
-                break  # shorter than when opened: the digest differs
-            digest.update(block)
-            start += len(block)
+        """The sha256 of the file as opened, read about ``DIGEST_BLOCK`` bytes of whole lines at a
+        time (bounded memory), each line checked against its CRC-32 on the way. A build compares
+        the digest with the one meta.json records: damage that keeps every line's length (a text
+        edited in place) leaves the offsets consistent and shows nowhere else; a line that fails
+        its CRC-32 (or a damaged checksum file) raises IndexCorruptError."""
+        digest = hashlib.sha256(os.pread(self._handle.fileno(), 2, 0))
+        offsets, row = self._offsets, 0
+        while row < len(self):
+            last = min(len(self), max(row + 1, int(np.searchsorted(offsets, offsets[row] + DIGEST_BLOCK))))
+            start, end = int(offsets[row]), int(offsets[last])
+            span = os.pread(self._handle.fileno(), end - start, start)
+            digest.update(span)
+            for i in range(row, last):
+                self._check(i, span[int(offsets[i]) - start : int(offsets[i + 1]) - start].rstrip(b",\n"))
+            row = last
+        digest.update(os.pread(self._handle.fileno(), 2, int(offsets[-1])))
         return digest.hexdigest()
 
     @overload
@@ -163,6 +168,8 @@ def _checksums(folder: Path, count: int) -> np.ndarray | None:
         checksums = np.load(folder / CHECKSUMS_FILE, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         return None
+    except (OSError, ValueError, EOFError) as exc:  # numpy's own words would not name the file
+        raise ValueError(f"{CHECKSUMS_FILE} is unreadable") from exc
     if checksums.shape != (count,) or checksums.dtype != np.uint32:
         raise ValueError(f"{CHECKSUMS_FILE} does not match {OFFSETS_FILE}")
     return checksums

@@ -67,9 +67,8 @@ def _print_dry_run(report: BuildReport, content: str, where: str) -> None:
         return
     if report.busy:
         _say(
-            f"Dry run: {content} ({_files_changed(report)}); another build is writing this index now "
-            f"({counted(report.resumed, 'chunk')} embedded so far): a build started now is refused "
-            f"until it finishes; nothing written to {where}/"
+            f"Dry run: {content} ({_files_changed(report)}); another build is writing this index now: "
+            f"a build started now is refused until it finishes; nothing written to {where}/"
         )
         return
     resumed = (

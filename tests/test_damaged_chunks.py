@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -121,3 +122,23 @@ def test_ask_never_shows_a_location_damaged_in_place(copy, old, new):
     asked = runner.invoke(app, ["ask", "zwrot pieniędzy", "--index", str(index), "-k", "1"])
     assert asked.exit_code == 2, asked.output
     assert "is damaged (not the text the build wrote)" in asked.stderr and "x.md" not in asked.output
+
+
+def test_a_damaged_checksum_file_is_rebuilt_over_and_named(copy):
+    """An outside probe: one flipped bit in chunks.crc32.npy failed every ask, and the build it
+    advised said "up to date" (only --full mended it); garbage there was told in numpy's words."""
+    docs, index = copy
+    checksums = np.load(index / "chunks.crc32.npy")
+    checksums[0] ^= 1
+    np.save(index / "chunks.crc32.npy", checksums)
+    asked = runner.invoke(app, ["ask", "zwrot pieniędzy", "--index", str(index)])
+    assert asked.exit_code == 2 and "is damaged" in asked.stderr
+    report = build(docs, index)
+    assert "the previous index is damaged" in report["full_reason"] and report["embedded"] == len(TEXTS)
+    assert runner.invoke(app, ["ask", "zwrot pieniędzy", "--index", str(index)]).exit_code == 0
+
+    (index / "chunks.crc32.npy").write_bytes(b"not numpy at all")
+    asked = runner.invoke(app, ["ask", "zwrot pieniędzy", "--index", str(index)])
+    assert asked.exit_code == 2 and "chunks.crc32.npy is unreadable" in asked.stderr
+    assert "pickle" not in asked.stderr
+    assert "chunks.crc32.npy is unreadable" in build(docs, index)["full_reason"]

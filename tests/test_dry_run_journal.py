@@ -81,5 +81,5 @@ def test_a_dry_run_while_another_build_writes_the_index_says_so(docs, tmp_path, 
         planned = json.loads(run(docs, "--index", index, "--dry-run", "--json"))
         said = run(docs, "--index", index, "--dry-run")
     assert planned["another_build_running"] is True and planned["resumed"] == 16
-    assert "another build is writing this index now (16 chunks embedded so far)" in said
+    assert "another build is writing this index now: a build started now is refused" in said
     assert "interrupted" not in said
