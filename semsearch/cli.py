@@ -300,6 +300,7 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
     from .index import load_index
 
     loaded = load_index(_index(index))
+    loaded.verify()  # "up to date" must not be said of a damaged index
     if as_json:
         render.print_json(render_info.info_json(loaded))
     else:

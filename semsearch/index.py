@@ -24,7 +24,7 @@ from .exact import exact_scores
 from .filters import Condition, allowed_rows, conditions
 from .frontmatter import FRONT_MATTER_VERSION
 from .keywords import KeywordIndex
-from .reader import check_unit_rows, read_index
+from .reader import check_chunks, check_unit_rows, read_index
 from .search import MODES, Hit, code_names, fuse, identifiers, names_something_exact, rank, references
 from .sources import changed_files
 from .store import update_meta
@@ -65,6 +65,11 @@ class Index:
     """The bank languages' centroids (``language_offset``), computed on first use."""
     _in_language: np.ndarray | None = field(default=None, repr=False, compare=False)
     """The background without the inputs in no language (``background_for``), on first use."""
+
+    def verify(self) -> None:
+        """Raise IndexCorruptError unless every chunk is the one the build wrote (reads the whole
+        chunks file: ``info``, not ``ask``, which checks only the chunks it shows)."""
+        check_chunks(self.chunks, self.meta, self.path)
 
     def changed_files(self) -> list[str]:
         """Files under the docs root added, removed or modified since the build (sizes, mtimes)."""

@@ -80,6 +80,8 @@ def test_a_chunks_file_damaged_in_place_is_rebuilt_over(copy, damaged, changed):
     )  # an error, not a wrong result
     assert asked.stderr.startswith("error: ") and asked.stderr.strip().count("\n") == 0
     assert "rebuild it with `semsearch build" in asked.stderr
+    info = runner.invoke(app, ["info", "--index", str(index)])  # not "up to date" (an outside probe)
+    assert info.exit_code == 2 and "rebuild it with `semsearch build" in info.stderr
 
     texts = dict(TEXTS)
     if changed:
