@@ -252,8 +252,9 @@ def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, 
     fresh, plan.report.resumed = still_to_embed(chunks, rows, journal)
     plan.report.chunks, plan.report.embedded = len(chunks), len(fresh)
     plan.report.tokens = sum(chunk.tokens for chunk in fresh)
-    plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
-    plan.report.busy = build_running(plan.target)
+    plan.report.busy = build_running(plan.target)  # then no build can start: nothing to time
+    if not plan.report.busy:
+        plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
 
 
 def _build(

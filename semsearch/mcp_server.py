@@ -37,7 +37,7 @@ from .embedders import Embedder
 from .errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
 from .frontmatter import fields_seen, fields_unread
 from .passages import file_chunks, in_lines, in_section
-from .records import without_text
+from .records import with_text, without_text
 from .sources import docs_relative
 from .threshold import BASELINE_IN_WORDS
 
@@ -192,8 +192,7 @@ class Library:
         with self._call() as collection:
             index = collection.index
             meta = index.meta
-            empty = without_text(meta.get("files", {}))
-            files = [name for name in meta.get("files", {}) if name not in set(empty)]  # as `info` counts
+            files, empty = with_text(meta.get("files", {})), without_text(meta.get("files", {}))
             changed = self._changed_files(collection, fresh=True)
             stale = self._stale(collection)
         calibrated = meta.get("calibrated")

@@ -78,6 +78,12 @@ def without_text(records: dict[str, dict]) -> list[str]:
     return sorted(path for path, record in records.items() if record.get("chunks") == 0)
 
 
+def with_text(records: dict[str, dict]) -> list[str]:
+    """The files a search can return (all but ``without_text``), in recorded order: what build,
+    info, ``ask -v`` and the MCP server count as files."""
+    return [path for path, record in records.items() if record.get("chunks") != 0]
+
+
 def no_text_skipped(records: dict[str, dict]) -> list[Skipped]:
     """The files ``without_text``, as a build reports them: skipped, with the reason."""
     return [Skipped(path, NO_TEXT) for path in without_text(records)]

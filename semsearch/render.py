@@ -333,10 +333,9 @@ def stale_warning(changed: list[str], index: Index) -> None:
 
 def search_details(index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer) -> None:
     """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
-    from .records import without_text
+    from .records import with_text
 
-    records = index.meta["files"]
-    files, chunks = len(records) - len(without_text(records)), len(index.chunks)  # as `info` counts
+    files, chunks = len(with_text(index.meta["files"])), len(index.chunks)
     note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
     if paths or where:
         allowed = index.allowed_rows(paths, where)

@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .frontmatter import fields_seen, fields_unread
-from .records import without_text
+from .records import with_text, without_text
 from .render import _say, counted, files_counted
 from .threshold import BASELINE_IN_WORDS
 
@@ -17,14 +17,13 @@ if TYPE_CHECKING:
 def info_json(index: Index) -> dict:
     meta = index.meta
     files = meta.get("files", {})
-    empty = without_text(files)
     return {
         "index": str(index.path),
         "docs_root": meta.get("docs_root"),
         "model": meta["model"],
         "chunking": meta.get("chunking"),
         "chunk_budget": chunk_budget(meta),
-        "files": len(files) - len(empty),
+        "files": len(with_text(files)),
         "chunks": len(index.chunks),
         "gate": gate_json(index),
         "build_gate": meta["min_score"],
@@ -32,7 +31,7 @@ def info_json(index: Index) -> dict:
         "semsearch_version": meta.get("semsearch_version"),
         "excludes": meta.get("excludes", []),
         "skipped": [{"path": path, "reason": s["reason"]} for path, s in meta.get("skipped", {}).items()],
-        "without_text": empty,
+        "without_text": without_text(files),
         "front_matter": fields_seen(files) if index.front_matter_recorded else None,
         "front_matter_unread": fields_unread(files),
         "changed_since_build": index.changed_files(),
