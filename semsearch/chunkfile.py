@@ -108,6 +108,15 @@ class ChunkFile(Sequence[Chunk]):
                 f"chunk {i} in {self._handle.name} is damaged (not the text the build wrote)"
             )
 
+    def _check_lines(self, span: bytes, start: int, first: int, last: int) -> None:
+        """``_check`` chunks ``first``..``last - 1``, whose lines ``span`` (read from byte ``start``
+        of the file) holds; nothing to do in an index written before the checksums."""
+        if self._checksums is None:
+            return
+        offsets = self._offsets[first : last + 1].tolist()
+        for i, (begin, end) in enumerate(pairwise(offsets), first):
+            self._check(i, span[begin - start : end - start].rstrip(b",\n"))
+
     def sha256(self) -> str:
         """The sha256 of the file as opened, read about ``DIGEST_BLOCK`` bytes of whole lines at a
         time (bounded memory), each line checked against its CRC-32 on the way. A build compares
@@ -121,8 +130,7 @@ class ChunkFile(Sequence[Chunk]):
             start, end = int(offsets[row]), int(offsets[last])
             span = os.pread(self._handle.fileno(), end - start, start)
             digest.update(span)
-            for i in range(row, last):
-                self._check(i, span[int(offsets[i]) - start : int(offsets[i + 1]) - start].rstrip(b",\n"))
+            self._check_lines(span, start, row, last)
             row = last
         digest.update(os.pread(self._handle.fileno(), 2, int(offsets[-1])))
         return digest.hexdigest()
@@ -150,8 +158,7 @@ class ChunkFile(Sequence[Chunk]):
         if self._all is None:
             size = int(self._offsets[-1]) + 2
             whole = os.pread(self._handle.fileno(), size, 0)
-            for i, (start, end) in enumerate(pairwise(self._offsets.tolist())):
-                self._check(i, whole[start:end].rstrip(b",\n"))
+            self._check_lines(whole, 0, 0, len(self))
             try:
                 chunks = [_chunk_from(c) for c in parse_json(whole)]
             except (ValueError, KeyError, TypeError) as exc:

@@ -18,12 +18,11 @@ from typer.testing import CliRunner
 
 from semsearch.cli import app
 from semsearch.index import load_index
+from semsearch.schema import CHUNKS_DIGEST
 
 from .conftest import write
 
 runner = CliRunner()
-CHUNKS_DIGEST = "chunks_sha256"
-"""The meta.json field holding chunks.json's sha256."""
 
 TEXTS = {
     "a.md": "Zwrot pieniędzy w ciągu 14 dni.",
