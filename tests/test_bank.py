@@ -81,10 +81,13 @@ def test_no_bank_question_duplicates_an_evaluation_question():
     from semsearch.evaluation import load_questions
 
     root = Path(__file__).resolve().parents[1]
-    files = sorted((root / "tests" / "data").glob("*.jsonl"))
-    files += sorted((root.parent / "shared" / "data").glob("*/questions.jsonl"))
-    questions = [q.question for f in files for q in load_questions(f)]
+    ours = sorted((root / "tests" / "data").glob("*.jsonl"))
+    shared = sorted((root.parent / "shared" / "data").glob("*/questions.jsonl"))
     embedder = load_embedder(DEFAULT_MODEL)
     bank = offtopic_bank()
-    pairs = near_duplicates(bank_vectors(embedder), embedder.embed_queries(questions))
-    assert [(bank[i][1], questions[j]) for i, j, *_ in pairs] == []
+    # The margin reads each bank row against its nearest questions in the pool, so a larger pool
+    # can hide a pair: the team's own sets are checked alone too, whatever lies beside the checkout.
+    for files in (ours, ours + shared):
+        questions = [q.question for f in files for q in load_questions(f)]
+        pairs = near_duplicates(bank_vectors(embedder), embedder.embed_queries(questions))
+        assert [(bank[i][1], questions[j]) for i, j, *_ in pairs] == []
