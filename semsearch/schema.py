@@ -95,7 +95,10 @@ FIELDS: dict[str, Callable[[Any], bool]] = {
     "chunking": lambda v: isinstance(v, dict) and _integer(v.get("max_tokens")),
     "files": lambda v: isinstance(v, dict) and all(_file_record(r) for r in v.values()),
     "min_score": lambda v: (
-        isinstance(v, dict) and _cosine(v.get("value")) and _language_offsets(v.get("language_offsets", {}))
+        isinstance(v, dict)
+        and _cosine(v.get("value"))
+        and (v.get("gate") is None or _integer(v["gate"]))  # the rule's version, looked up in RULES
+        and _language_offsets(v.get("language_offsets", {}))
     ),
     "offtopic": lambda v: (
         isinstance(v, dict)

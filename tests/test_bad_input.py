@@ -220,6 +220,7 @@ CORRUPTIONS = [
     (lambda d: (d / "offtopic.npy").unlink(), "offtopic.npy missing"),
     (_edit_meta(lambda m: m.update(format=99)), "newer semsearch"),
     (_edit_meta(lambda m: m.pop("min_score")), "incomplete metadata"),
+    (_edit_meta(lambda m: m["min_score"].update(gate=[1, 2, 3])), "'min_score' missing or invalid"),
     (_edit_meta(lambda m: m["model"].update(dim=512)), "expected float32 (N, 512)"),
     (_edit_meta(lambda m: m["model"].update(spec="")), "'model' missing or invalid"),
     (_edit_meta(lambda m: m["offtopic"].update(background_rows=[10**6])), "inconsistent off-topic rows"),
