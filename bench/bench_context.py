@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from semsearch import Collection  # noqa: E402
-from semsearch.context import context_prompt  # noqa: E402
+from semsearch.context.prompt import context_prompt  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 3000)
 EXPANSIONS = ("chunk", "section", "file")

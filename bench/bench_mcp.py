@@ -157,10 +157,10 @@ def compare(index: Path, asked: list[str]) -> None:
 
 def synthetic_index(work: Path, rows: int) -> Path:
     """A ``rows``-chunk index of random unit vectors and varied text (as in bench.py's case 4)."""
-    from semsearch.chunkfile import write_chunks
-    from semsearch.chunking import Chunk
-    from semsearch.keywords import build_keyword_index
-    from semsearch.keywords import settings as keyword_settings
+    from semsearch.encode.keywords import build_keyword_index
+    from semsearch.encode.keywords import settings as keyword_settings
+    from semsearch.ingest.chunking import Chunk
+    from semsearch.store.chunkfile import write_chunks
 
     index = work / f"index-{rows}"
     index.mkdir()

@@ -19,11 +19,11 @@ from measure import PYTHON, QUESTION, chosen_cases, line, median_seconds, run, w
 
 
 def case_search(work: Path, rows: int, repeat: int) -> None:
-    from semsearch.chunkfile import write_chunks
-    from semsearch.chunking import Chunk
-    from semsearch.keywords import build_keyword_index
-    from semsearch.keywords import settings as keyword_settings
-    from semsearch.search import search_vectors
+    from semsearch.encode.keywords import build_keyword_index
+    from semsearch.encode.keywords import settings as keyword_settings
+    from semsearch.ingest.chunking import Chunk
+    from semsearch.retrieve.search import search_vectors
+    from semsearch.store.chunkfile import write_chunks
 
     print(f"1. search over {rows:,} x 384 normalized float32 vectors")
     rng = np.random.default_rng(0)
@@ -93,7 +93,7 @@ def case_search(work: Path, rows: int, repeat: int) -> None:
 
 def case_scale(sizes: list[int], ann_rows: int, repeat: int) -> None:
     """Exact search as the index grows; float16; an HNSW index (if usearch is installed)."""
-    from semsearch.search import search_vectors
+    from semsearch.retrieve.search import search_vectors
 
     print("2. scale: exact search by index size (random unit vectors)")
     rng = np.random.default_rng(0)

@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from semsearch import Collection  # noqa: E402
-from semsearch.snippets import Terms, best_snippet, question_terms  # noqa: E402
+from semsearch.retrieve.snippets import Terms, best_snippet, question_terms  # noqa: E402
 
 
 def old_snippet(text: str, limit: int = 320) -> str:
@@ -89,9 +89,9 @@ METHODS = ("old", "keywords", "keywords-idf")
 def main() -> None:
     import os
 
-    import semsearch.snippets
+    import semsearch.retrieve.snippets
 
-    semsearch.snippets.LEAD = float(os.environ.get("LEAD", semsearch.snippets.LEAD))
+    semsearch.retrieve.snippets.LEAD = float(os.environ.get("LEAD", semsearch.retrieve.snippets.LEAD))
     args = [a for a in sys.argv[1:] if a != "-v"]
     for index, questions in zip(args[::2], args[1::2], strict=True):
         counts = measure(Path(index), Path(questions))

@@ -24,9 +24,9 @@ REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
 CHUNK_ONLY = (
     "import sys, time\n"
-    "from semsearch.chunking import chunk_markdown\n"
-    "from semsearch.embedders import load_embedder\n"
-    "from semsearch.tokens import count_tokens\n"
+    "from semsearch.ingest.chunking import chunk_markdown\n"
+    "from semsearch.encode.embedders import load_embedder\n"
+    "from semsearch.ingest.tokens import count_tokens\n"
     "model = load_embedder()\n"
     "text = open(sys.argv[1], encoding='utf-8').read()\n"
     "count_tokens('warm up')\n"

@@ -22,14 +22,14 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "Collection": "collection",
     "Answer": "collection",
-    "Hit": "search",
-    "Condition": "filters",
-    "Chunk": "chunking",
-    "build_index": "build",
-    "BuildReport": "build",
-    "Step": "embedding",
-    "Embedder": "embedders",
-    "load_embedder": "embedders",
+    "Hit": "retrieve.search",
+    "Condition": "retrieve.filters",
+    "Chunk": "ingest.chunking",
+    "build_index": "build.pipeline",
+    "BuildReport": "build.pipeline",
+    "Step": "build.embedding",
+    "Embedder": "encode.embedders",
+    "load_embedder": "encode.embedders",
     "SemsearchError": "errors",
     "DocsError": "errors",
     "IndexMissingError": "errors",
@@ -70,12 +70,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .build import BuildReport, build_index
-    from .chunking import Chunk
-    from .collection import Answer, Collection
-    from .embedders import Embedder, load_embedder
-    from .embedding import Step
-    from .errors import (
+    from semsearch.build.embedding import Step
+    from semsearch.build.pipeline import BuildReport, build_index
+    from semsearch.collection import Answer, Collection
+    from semsearch.encode.embedders import Embedder, load_embedder
+    from semsearch.errors import (
         DocsError,
         IndexBusyError,
         IndexChangedError,
@@ -89,8 +88,9 @@ if TYPE_CHECKING:
         SemsearchError,
         UsageError,
     )
-    from .filters import Condition
-    from .search import Hit
+    from semsearch.ingest.chunking import Chunk
+    from semsearch.retrieve.filters import Condition
+    from semsearch.retrieve.search import Hit
 
 
 def __getattr__(name: str):

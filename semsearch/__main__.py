@@ -16,7 +16,7 @@ EXIT_INTERRUPTED = 130
 
 def main() -> None:
     try:
-        from semsearch.cli import main as run
+        from semsearch.cli.commands import main as run
 
         run()
     except KeyboardInterrupt:

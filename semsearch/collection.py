@@ -22,12 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .answer import Answer
-from .embedders import Embedder, fit_question
-from .errors import UsageError
-from .filters import Condition, conditions
-from .index import Index, embedder_for, load_index
-from .search import Hit
+from semsearch.encode.embedders import Embedder, fit_question
+from semsearch.errors import UsageError
+from semsearch.retrieve.answer import Answer
+from semsearch.retrieve.filters import Condition, conditions
+from semsearch.retrieve.index import Index
+from semsearch.retrieve.opening import embedder_for, load_index
+from semsearch.retrieve.search import Hit
 
 __all__ = ["Answer", "Collection", "Condition", "Hit"]
 
@@ -78,7 +79,7 @@ class Collection:
         ``mode``: hybrid (default), dense or keyword; ``paths``: .gitignore-style patterns of
         the files to search (one pattern or several); ``where``: conditions on their front
         matter, all of which must hold (``["type=umowa", "year>=2024"]`` or ``Condition``s, see
-        ``semsearch.filters``);
+        ``semsearch.retrieve.filters``);
         ``min_score``: a plain cosine cutoff replacing the gate.
         """
         return self.search_many([question], k, mode=mode, paths=paths, where=where, min_score=min_score)[0]

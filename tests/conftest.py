@@ -52,7 +52,7 @@ class HashingEmbedder:
 
 def pierogi_chunks(count: int = 5):
     """A cookbook's chunks, each titled and about "przepis na pierogi N" (calibration tests)."""
-    from semsearch.chunking import Chunk
+    from semsearch.ingest.chunking import Chunk
 
     return [
         Chunk(f"c#{i}", "c.md", ("Kuchnia", f"przepis na pierogi {i}"), f"przepis na pierogi {i}", 1, 1, 5)
@@ -74,7 +74,7 @@ def minilm_folder() -> Path:
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory) -> Path:
     """The sample docs/ indexed with the real default model (built once per test session)."""
-    from semsearch.build import build_index
+    from semsearch.build.pipeline import build_index
 
     index_dir = tmp_path_factory.mktemp("sample") / "index"
     build_index(SAMPLE_DOCS, index_dir)

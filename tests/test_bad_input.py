@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.build import build_index
-from semsearch.cli import app
-from semsearch.index import load_index
+from semsearch.build.pipeline import build_index
+from semsearch.cli.commands import app
+from semsearch.retrieve.opening import load_index
 
 from .conftest import DATA, REPO
 
@@ -135,7 +135,7 @@ def test_verbose_build_lists_what_was_excluded(messy, tmp_path):
 
 
 def test_unmatched_excludes_against_each_pattern_alone():
-    from semsearch.sources import unmatched_excludes
+    from semsearch.ingest.sources import unmatched_excludes
 
     excluded = ["drafts/", "notes/old.md", "a b.md"]
     patterns = ["drafts/", "*.md", "old*", "nomatch*", "!keep.md", "sub/**"]
@@ -157,7 +157,7 @@ BUILD_AND_REPORT_PEAK = """
 import resource, sys
 from pathlib import Path
 from tests.conftest import HashingEmbedder
-from semsearch.build import build_index
+from semsearch.build.pipeline import build_index
 report = build_index(Path(sys.argv[1]), Path(sys.argv[2]), embedder=HashingEmbedder())
 print(report.chunks, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
@@ -260,7 +260,7 @@ def test_random_bytes_without_nul_are_binary_but_legacy_encoded_text_is_read(tmp
     replacement characters and became the best match for off-topic questions."""
     import random
 
-    from semsearch.sources import Skipped, SourceFile, read_source
+    from semsearch.ingest.sources import Skipped, SourceFile, read_source
 
     noise = tmp_path / "nonul.md"
     rng = random.Random(1)

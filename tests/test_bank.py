@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.bank import bank_vectors, cache_folder, offtopic_bank, vectors_name
-from semsearch.build import build_index
-from semsearch.embedders import DEFAULT_MODEL, load_embedder
+from semsearch.build.pipeline import build_index
+from semsearch.encode.embedders import DEFAULT_MODEL, load_embedder
+from semsearch.gate.bank import bank_vectors, cache_folder, offtopic_bank, vectors_name
 
 from .conftest import write
 
@@ -77,8 +77,8 @@ def test_no_bank_question_duplicates_an_evaluation_question():
     the checkout (../shared/data/*/questions.jsonl, when present). See ``bank.near_duplicates``."""
     from pathlib import Path
 
-    from semsearch.bank import near_duplicates
-    from semsearch.evaluation import load_questions
+    from semsearch.evaluation.quality import load_questions
+    from semsearch.gate.bank import near_duplicates
 
     root = Path(__file__).resolve().parents[1]
     ours = sorted((root / "tests" / "data").glob("*.jsonl"))

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from semsearch.chunkfile import ChunkFile, write_chunks
-from semsearch.chunking import Chunk
+from semsearch.ingest.chunking import Chunk
+from semsearch.store.chunkfile import ChunkFile, write_chunks
 
 
 def make(n: int) -> list[Chunk]:

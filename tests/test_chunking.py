@@ -4,9 +4,9 @@ import re
 
 import pytest
 
-from semsearch.chunking import chunk_markdown, context_prefix, embedding_text
-from semsearch.markdown import parse_markdown
-from semsearch.tokens import count_tokens
+from semsearch.ingest.chunking import chunk_markdown, context_prefix, embedding_text
+from semsearch.ingest.markdown import parse_markdown
+from semsearch.ingest.tokens import count_tokens
 
 DOC = """\
 ---

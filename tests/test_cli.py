@@ -8,7 +8,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.cli import app
+from semsearch.cli.commands import app
 
 runner = CliRunner()
 

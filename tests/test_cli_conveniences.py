@@ -10,7 +10,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.cli import app
+from semsearch.cli.commands import app
 
 from .conftest import SAMPLE_DOCS, write
 
@@ -153,7 +153,7 @@ def test_eval_sources_may_be_written_as_the_shell_gives_them(sample_index, tmp_p
 
 
 def test_path_patterns_become_docs_relative_only_when_they_lead_into_the_docs(tmp_path, monkeypatch):
-    from semsearch.sources import docs_relative
+    from semsearch.ingest.sources import docs_relative
 
     write(tmp_path / "docs" / "faq" / "a.md", "x")
     write(tmp_path / "faq" / "outside.md", "x")  # a folder of the same name outside the docs

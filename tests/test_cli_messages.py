@@ -11,7 +11,7 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.cli import app
+from semsearch.cli.commands import app
 
 from .conftest import SAMPLE_DOCS
 from .test_readme import python_examples
@@ -78,7 +78,9 @@ def test_a_missing_option_value_points_to_the_subcommand_help(args):
 
 
 def test_counts_have_thousands_separators_as_token_counts_do(tmp_path, monkeypatch):
-    monkeypatch.setattr("semsearch.build.build_seconds", lambda *args: 42.0)  # no timing of real batches
+    monkeypatch.setattr(
+        "semsearch.build.pipeline.build_seconds", lambda *args: 42.0
+    )  # no timing of real batches
     docs = tmp_path / "docs"
     docs.mkdir()
     sections = "".join(f"## Sekcja {i}\n\nTekst numer {i} o zwrotach.\n\n" for i in range(1100))

@@ -18,10 +18,10 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.build import build_index
-from semsearch.cli import app
+from semsearch.build.pipeline import build_index
+from semsearch.cli.commands import app
 from semsearch.errors import SemsearchError
-from semsearch.schema import INDEX_FILES
+from semsearch.store.schema import INDEX_FILES
 
 from .conftest import DATA, write
 from .test_safety import snapshot

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.cli import app
-from semsearch.index import load_index
-from semsearch.schema import CHUNKS_DIGEST
+from semsearch.cli.commands import app
+from semsearch.retrieve.opening import load_index
+from semsearch.store.schema import CHUNKS_DIGEST
 
 from .conftest import write
 

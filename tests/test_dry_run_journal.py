@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from semsearch import build as build_module
-from semsearch.cli import app
+from semsearch.build import pipeline as build_module
+from semsearch.cli.commands import app
 
 from .conftest import write
 from .test_rebuilds import interrupted_build
@@ -72,7 +72,7 @@ def test_a_dry_run_counts_the_chunks_an_interrupted_build_already_embedded(docs,
 def test_a_dry_run_while_another_build_writes_the_index_says_so(docs, tmp_path, monkeypatch):
     """An outside probe: beside a running build, the dry run called its journal "an interrupted
     build" and said what a build would do, which a build started then would refuse."""
-    from semsearch.store import index_lock
+    from semsearch.store.folder import index_lock
 
     index = tmp_path / "index"
     interrupted_build(monkeypatch, docs, "--index", index)

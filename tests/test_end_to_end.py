@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.cli import app
-from semsearch.search import identifiers
+from semsearch.cli.commands import app
+from semsearch.retrieve.search import identifiers
 
 from .conftest import DATA, SAMPLE_DOCS
 

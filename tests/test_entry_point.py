@@ -48,7 +48,7 @@ RUN_AS_MODULE = "import runpy\nrunpy.run_module('semsearch', run_name='__main__'
     [
         "typer",  # the command line's own imports, before any of its code runs
         "numpy",
-        "semsearch.render",
+        "semsearch.cli.render.output",
         "semsearch.collection",  # the command's imports, once the command line handles Ctrl-C
     ],
 )

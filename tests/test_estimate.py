@@ -9,9 +9,10 @@ import types
 
 import pytest
 
-from semsearch import build, estimate
-from semsearch.build import build_index
-from semsearch.embedding import embed_in_batches
+from semsearch.build import estimate
+from semsearch.build import pipeline as build
+from semsearch.build.embedding import embed_in_batches
+from semsearch.build.pipeline import build_index
 
 from .conftest import HashingEmbedder, pierogi_chunks, write
 

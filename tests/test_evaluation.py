@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.chunking import Chunk
-from semsearch.cli import app
+from semsearch.cli.commands import app
+from semsearch.cli.render.eval import eval_json, print_eval
+from semsearch.encode.keywords import build_keyword_index
 from semsearch.errors import QuestionsError
-from semsearch.evaluation import Question, evaluate, is_hit, load_questions, suggest_min_score
-from semsearch.index import Index, load_index
-from semsearch.keywords import build_keyword_index
-from semsearch.render_eval import eval_json, print_eval
+from semsearch.evaluation.quality import Question, evaluate, is_hit, load_questions, suggest_min_score
+from semsearch.ingest.chunking import Chunk
+from semsearch.retrieve.index import Index
+from semsearch.retrieve.opening import load_index
 
 
 def chunk(i: int, source: str, text: str) -> Chunk:

@@ -6,9 +6,9 @@ import bm25s
 import numpy as np
 import pytest
 
-from semsearch.exact import exact_scores, named_strings, rest_tokens
-from semsearch.keywords import build_keyword_index, tokenize
-from semsearch.search import fuse, rank
+from semsearch.encode.keywords import build_keyword_index, tokenize
+from semsearch.retrieve.exact import exact_scores, named_strings, rest_tokens
+from semsearch.retrieve.search import fuse, rank
 
 WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwrot", "emitter", "promise"]
 

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from semsearch.chunking import Chunk
-from semsearch.context import _assemble, _block_text, build_prompt
-from semsearch.expand import Block
-from semsearch.search import Hit
+from semsearch.context.expand import Block
+from semsearch.context.prompt import _assemble, _block_text, build_prompt
+from semsearch.ingest.chunking import Chunk
+from semsearch.retrieve.search import Hit
 
 
 def count(text: str) -> int:

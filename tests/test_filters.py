@@ -8,11 +8,11 @@ import operator
 import numpy as np
 import pytest
 
-from semsearch.chunking import Chunk
 from semsearch.errors import IndexCorruptError, UsageError
-from semsearch.filters import Condition, allowed_rows
-from semsearch.frontmatter import FRONT_MATTER_VERSION
-from semsearch.index import Index
+from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
+from semsearch.retrieve.filters import Condition, allowed_rows
+from semsearch.retrieve.index import Index
 
 TYPES = ["umowa", "regulamin", "faq"]
 TAGS = ["faq", "prawo", "zwroty", "dostawa"]

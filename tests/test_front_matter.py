@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.build import build_index
-from semsearch.cli import app
-from semsearch.frontmatter import front_matter_block, read_front_matter
-from semsearch.index import load_index
-from semsearch.markdown import parse_markdown
-from semsearch.render_info import info_json
+from semsearch.build.pipeline import build_index
+from semsearch.cli.commands import app
+from semsearch.cli.render.info import info_json
+from semsearch.ingest.frontmatter import front_matter_block, read_front_matter
+from semsearch.ingest.markdown import parse_markdown
+from semsearch.retrieve.opening import load_index
 
 from .conftest import write
 

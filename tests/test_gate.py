@@ -9,10 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from semsearch.evaluation import Question, QuestionResult
-from semsearch.index import load_index
-from semsearch.keywords import build_keyword_index, tokenize
-from semsearch.threshold import (
+from semsearch.encode.keywords import build_keyword_index, tokenize
+from semsearch.evaluation.quality import Question, QuestionResult
+from semsearch.gate.threshold import (
     GATE,
     OFFTOPIC_QUANTILE,
     ONTOPIC_QUANTILE,
@@ -28,6 +27,7 @@ from semsearch.threshold import (
     nearest_languages,
     top_mean,
 )
+from semsearch.retrieve.opening import load_index
 
 from .conftest import pierogi_chunks
 
@@ -112,8 +112,8 @@ def test_eval_decides_as_ask_does():
 
 
 def test_calibration_records_the_cut_and_keeps_every_language_as_background(fake_embedder, monkeypatch):
-    from semsearch import threshold
-    from semsearch.chunking import embedding_text
+    from semsearch.gate import threshold
+    from semsearch.ingest.chunking import embedding_text
 
     bank = [("pl", f"pogoda jutro {i}") for i in range(8)]
     bank += [("en", f"weather tomorrow {i}") for i in range(8)]
@@ -170,7 +170,7 @@ def test_language_offsets_are_a_share_of_each_languages_median_gap():
     ],
 )
 def test_the_gate_on_the_sample_docs(sample_index, question, answered):
-    from semsearch.index import embedder_for
+    from semsearch.retrieve.opening import embedder_for
 
     index = load_index(sample_index)
     assert index.meta["min_score"]["gate"] == GATE
@@ -182,7 +182,7 @@ def test_the_gate_on_the_sample_docs(sample_index, question, answered):
 def test_a_question_in_another_language_than_the_docs_gets_its_loss_back(sample_index):
     """Gate 4: the bank measures each language's loss on the corpus; a German question on the
     Polish sample docs has a lower baseline than a Polish one (by half the languages' gap)."""
-    from semsearch.index import embedder_for
+    from semsearch.retrieve.opening import embedder_for
 
     index = load_index(sample_index)
     assert len(index.meta["offtopic"]["languages"]) == len(index.offtopic)
@@ -202,7 +202,7 @@ def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_
     build recalibrates it."""
     import shutil
 
-    from semsearch.index import embedder_for
+    from semsearch.retrieve.opening import embedder_for
 
     copy = tmp_path / "index"
     shutil.copytree(sample_index, copy)
@@ -222,7 +222,7 @@ def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_
 def test_word_evidence_comes_from_the_files_searched(sample_index):
     """An outside probe: under --path konto.md, "PAY-517" (in platnosci.md) still lowered the
     threshold. Evidence is read in the allowed rows only; all rows allowed is no filter."""
-    from semsearch.index import embedder_for
+    from semsearch.retrieve.opening import embedder_for
 
     index = load_index(sample_index)
     question = "Co oznacza błąd PAY-517?"

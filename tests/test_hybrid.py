@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.cli import app
-from semsearch.embedders import load_embedder
-from semsearch.evaluation import evaluate, load_questions
-from semsearch.index import load_index
-from semsearch.tokens import count_tokens
+from semsearch.cli.commands import app
+from semsearch.encode.embedders import load_embedder
+from semsearch.evaluation.quality import evaluate, load_questions
+from semsearch.ingest.tokens import count_tokens
+from semsearch.retrieve.opening import load_index
 
 from .conftest import DATA
 
@@ -142,7 +142,7 @@ def test_no_context_prompt_when_nothing_passes(sample_index):
 @pytest.fixture(scope="module")
 def events_index(tmp_path_factory):
     """Node.js's events.md (tests/data/api_corpus) indexed with the real default model."""
-    from semsearch.build import build_index
+    from semsearch.build.pipeline import build_index
 
     docs = tmp_path_factory.mktemp("api") / "docs"
     docs.mkdir()

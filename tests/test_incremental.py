@@ -12,13 +12,13 @@ import sys
 import numpy as np
 import pytest
 
-from semsearch import build as build_module
-from semsearch import reader
-from semsearch.build import build_index
+from semsearch.build import pipeline as build_module
+from semsearch.build.pipeline import build_index
 from semsearch.errors import IndexBusyError
-from semsearch.index import load_index
-from semsearch.schema import STAGING_MARKER
-from semsearch.store import index_lock
+from semsearch.retrieve.opening import load_index
+from semsearch.store import reader
+from semsearch.store.folder import index_lock
+from semsearch.store.schema import STAGING_MARKER
 
 from .conftest import REPO, SAMPLE_DOCS, write
 
@@ -140,7 +140,7 @@ def test_a_second_build_of_the_same_index_is_refused(docs, tmp_path, fake_embedd
 BUILD_UNTIL_HALFWAY = """
 import os, sys
 from pathlib import Path
-from semsearch.build import build_index
+from semsearch.build.pipeline import build_index
 
 def progress(step):
     if step.phase == "embedding" and 2 * step.chunks >= step.chunks_total:

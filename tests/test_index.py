@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from semsearch.build import build_index
-from semsearch.chunking import CHUNKER_VERSION, embedding_text
-from semsearch.embedding import embed_in_batches
+from semsearch.build.embedding import embed_in_batches
+from semsearch.build.pipeline import build_index
 from semsearch.errors import DocsError, ModelError
-from semsearch.index import load_index
-from semsearch.sources import discover
-from semsearch.threshold import background_floor, calibrate
+from semsearch.gate.threshold import background_floor, calibrate
+from semsearch.ingest.chunking import CHUNKER_VERSION, embedding_text
+from semsearch.ingest.sources import discover
+from semsearch.retrieve.opening import load_index
 
 from .conftest import pierogi_chunks, write
 
@@ -117,7 +117,7 @@ def test_progress_reports_every_chunk(fake_embedder):
 
 
 def test_calibration_drops_bank_questions_the_corpus_answers(fake_embedder, monkeypatch):
-    from semsearch import threshold
+    from semsearch.gate import threshold
 
     bank = [("pl", f"pogoda jutro {i}") for i in range(10)] + [
         ("pl", f"przepis na pierogi {i}") for i in range(10)

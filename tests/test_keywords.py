@@ -6,8 +6,14 @@ import bm25s
 import numpy as np
 import pytest
 
+from semsearch.encode.keywords import (
+    KeywordIndex,
+    build_keyword_index,
+    detect_language,
+    heading_name,
+    tokenize,
+)
 from semsearch.errors import IndexCorruptError
-from semsearch.keywords import KeywordIndex, build_keyword_index, detect_language, heading_name, tokenize
 
 
 def test_tokens_fold_diacritics_and_keep_codes_and_references():

@@ -92,7 +92,7 @@ def test_build_then_search_through_the_front_door(tmp_path):
 
 def test_eval_decides_exactly_as_ask_does(sample_index):
     """One decision path: for every sample question, eval's "answered" equals the front door's."""
-    from semsearch.evaluation import evaluate, load_questions
+    from semsearch.evaluation.quality import evaluate, load_questions
 
     from .conftest import DATA
 
@@ -109,7 +109,7 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(sample_index):
     """An outside probe: with keywords fused into the ranking, "error 404 page not found" was
     refused at k=1 (its first passage below the line) and answered at k=3 (a passage further
     down above it), and the "best" score told differed with k."""
-    from semsearch.evaluation import evaluate, load_questions
+    from semsearch.evaluation.quality import evaluate, load_questions
 
     from .conftest import DATA
 

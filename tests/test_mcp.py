@@ -20,12 +20,12 @@ import anyio  # noqa: E402 - installed with mcp
 from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 
-from semsearch import mcp_server  # noqa: E402
-from semsearch.build import build_index  # noqa: E402
-from semsearch.evaluation import write_min_score  # noqa: E402
-from semsearch.index import load_index  # noqa: E402
-from semsearch.mcp_server import MAX_PASSAGE_CHARS, Library  # noqa: E402
-from semsearch.passages import file_chunks  # noqa: E402
+from semsearch.build.pipeline import build_index  # noqa: E402
+from semsearch.evaluation.quality import write_min_score  # noqa: E402
+from semsearch.mcp import server as mcp_server  # noqa: E402
+from semsearch.mcp.server import MAX_PASSAGE_CHARS, Library  # noqa: E402
+from semsearch.retrieve.opening import load_index  # noqa: E402
+from semsearch.store.passages import file_chunks  # noqa: E402
 
 from .conftest import REPO, write  # noqa: E402
 
@@ -136,10 +136,10 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
 def test_without_the_mcp_package_the_command_says_what_to_install_and_other_commands_never_load_it():
     code = (
         "import sys\n"
-        "import semsearch.cli\n"
-        "assert not any(m in sys.modules for m in ('mcp', 'pydantic')), 'semsearch.cli loads mcp'\n"
+        "import semsearch.cli.commands\n"
+        "assert not any(m in sys.modules for m in ('mcp', 'pydantic')), 'semsearch.cli.commands loads mcp'\n"
         "sys.modules['mcp'] = None  # as if not installed\n"
-        "semsearch.cli.main()\n"
+        "semsearch.cli.commands.main()\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, "mcp", "--index", "nowhere"],
@@ -238,7 +238,7 @@ def test_an_agent_may_send_one_path_or_condition_as_plain_text(sample_index):
     """Agents often send "faq/**" where a list is expected: the schema takes both."""
     from pydantic import TypeAdapter
 
-    from semsearch.mcp_schema import Paths, Where
+    from semsearch.mcp.schema import Paths, Where
 
     assert TypeAdapter(Paths).validate_python("regulamin.md") == "regulamin.md"
     assert TypeAdapter(Where).validate_python(["updated>=2026-01-01"]) == ("updated>=2026-01-01",)

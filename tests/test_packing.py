@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from semsearch import chunking
-from semsearch.chunking import chunk_markdown
-from semsearch.packing import last_accepted
-from semsearch.tokens import LONGEST_TOKEN_BYTES, _parse_ranks, _rank_file_bytes, count_tokens
+from semsearch.ingest import chunking
+from semsearch.ingest.chunking import chunk_markdown
+from semsearch.ingest.packing import last_accepted
+from semsearch.ingest.tokens import LONGEST_TOKEN_BYTES, _parse_ranks, _rank_file_bytes, count_tokens
 
 from .conftest import SAMPLE_DOCS
 

@@ -11,10 +11,10 @@ import sys
 import numpy as np
 import pytest
 
-from semsearch.build import build_index
-from semsearch.embedding import EMBED_BATCH
-from semsearch.estimate import SAMPLE_BATCHES
-from semsearch.index import load_index
+from semsearch.build.embedding import EMBED_BATCH
+from semsearch.build.estimate import SAMPLE_BATCHES
+from semsearch.build.pipeline import build_index
+from semsearch.retrieve.opening import load_index
 
 from .conftest import REPO, SAMPLE_DOCS, HashingEmbedder, write
 
@@ -102,9 +102,9 @@ def test_a_journal_of_another_model_is_not_used(tmp_path):
 KILL_AT_90_PERCENT = """
 import os, signal, sys
 from pathlib import Path
-from semsearch.build import build_index
-from semsearch.embedding import EMBED_BATCH
-from semsearch.estimate import SAMPLE_BATCHES
+from semsearch.build.pipeline import build_index
+from semsearch.build.embedding import EMBED_BATCH
+from semsearch.build.estimate import SAMPLE_BATCHES
 
 def progress(step):
     if step.phase == "embedding" and step.chunks >= 0.9 * step.chunks_total:

@@ -8,9 +8,9 @@ import sys
 
 from typer.testing import CliRunner
 
-from semsearch.cli import app
-from semsearch.embedding import Step
-from semsearch.render_build import PHASES, ProgressLines
+from semsearch.build.embedding import Step
+from semsearch.cli.commands import app
+from semsearch.cli.render.build import PHASES, ProgressLines
 
 from .conftest import REPO, write
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.build import build_index
-from semsearch.cli import app
+from semsearch.build.pipeline import build_index
+from semsearch.cli.commands import app
 from semsearch.errors import IndexWriteError
-from semsearch.evaluation import write_min_score
-from semsearch.index import load_index
+from semsearch.evaluation.quality import write_min_score
+from semsearch.retrieve.opening import load_index
 
 from .conftest import write
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pytest
 from typer.testing import CliRunner
 
-from semsearch.cli import app
+from semsearch.cli.commands import app
 
 from .conftest import REPO, SAMPLE_DOCS
 

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from semsearch import build as build_module
-from semsearch.build import build_index
-from semsearch.cli import app
-from semsearch.index import load_index
-from semsearch.keywords import FILES as KEYWORD_FILES
-from semsearch.reuse import reusable_index
+from semsearch.build import pipeline as build_module
+from semsearch.build.pipeline import build_index
+from semsearch.build.reuse import reusable_index
+from semsearch.cli.commands import app
+from semsearch.encode.keywords import FILES as KEYWORD_FILES
+from semsearch.retrieve.opening import load_index
 
 from .conftest import write
 from .test_safety import snapshot

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from semsearch.sources import Skipped, changed_files, discover, read_source
+from semsearch.ingest.sources import Skipped, changed_files, discover, read_source
 
 from .conftest import REPO, write
 
@@ -122,7 +122,7 @@ def test_build_ask_and_info_with_a_fifo_in_the_folder(special_files, tmp_path):
 @pytest.fixture(scope="module")
 def tiny_index(tmp_path_factory) -> Path:
     """Two files indexed with the real default model, once for the module."""
-    from semsearch.build import build_index
+    from semsearch.build.pipeline import build_index
 
     root = tmp_path_factory.mktemp("tiny")
     write(root / "docs" / "dostawa.md", "# Dostawa\n\n## Paczkomat\n\nPaczka do paczkomatu idzie dwa dni.\n")
@@ -139,7 +139,7 @@ def long_question(words: int) -> str:
 
 
 def test_fit_question_cuts_to_the_models_input_limit_at_a_word_boundary():
-    from semsearch.embedders import fit_question, load_embedder
+    from semsearch.encode.embedders import fit_question, load_embedder
 
     embedder = load_embedder()
     assert fit_question(embedder, "ile kosztuje dostawa?") == ("ile kosztuje dostawa?", False)
@@ -153,7 +153,7 @@ def test_fit_question_cuts_to_the_models_input_limit_at_a_word_boundary():
 
 
 def test_fit_question_refuses_a_document(fake_embedder):
-    from semsearch.embedders import MAX_QUESTION_CHARS, fit_question
+    from semsearch.encode.embedders import MAX_QUESTION_CHARS, fit_question
     from semsearch.errors import UsageError
 
     assert fit_question(fake_embedder, "x" * MAX_QUESTION_CHARS) == ("x" * MAX_QUESTION_CHARS, False)
@@ -269,7 +269,7 @@ NAMES = {"bad\\xff.md", "caf\\xe9.md", "caf\\xe8.md", "d\\xe9/x.md", "good.md"}
 
 
 def test_names_that_are_not_utf8_are_readable_and_read(latin1_names):
-    from semsearch.sources import readable
+    from semsearch.ingest.sources import readable
 
     assert readable(os.fsdecode(b"bad\xff.md")) == "bad\\xff.md"
     assert readable("zwrot ąę.md") == "zwrot ąę.md"

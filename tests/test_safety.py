@@ -18,14 +18,14 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from semsearch import store
-from semsearch.build import build_index
-from semsearch.cli import app
+from semsearch.build.pipeline import build_index
+from semsearch.cli.commands import app
 from semsearch.errors import IndexBusyError, IndexChangedError, IndexLocationError, IndexWriteError
-from semsearch.evaluation import write_min_score
-from semsearch.index import load_index
-from semsearch.schema import STAGING_MARKER
-from semsearch.store import index_lock
+from semsearch.evaluation.quality import write_min_score
+from semsearch.retrieve.opening import load_index
+from semsearch.store import folder as store
+from semsearch.store.folder import index_lock
+from semsearch.store.schema import STAGING_MARKER
 
 from .conftest import REPO, write
 
@@ -331,7 +331,7 @@ def test_no_remote_code_and_local_files_only_for_queries(monkeypatch, tmp_path):
             raise OSError("stop here")
 
     monkeypatch.setattr(st, "SentenceTransformer", Recorder)
-    from semsearch.embedders import load_embedder
+    from semsearch.encode.embedders import load_embedder
     from semsearch.errors import ModelError
 
     with pytest.raises(ModelError):
@@ -382,7 +382,7 @@ def test_a_users_file_named_like_the_lock_is_neither_removed_nor_followed(docs, 
 
 
 def test_a_lock_left_by_a_killed_build_is_reused_and_removed(docs, tmp_path, fake_embedder):
-    from semsearch.store import LOCK_MARK
+    from semsearch.store.folder import LOCK_MARK
 
     (tmp_path / ".index.lock").write_bytes(LOCK_MARK)  # as a build killed with -9 leaves it
     build_index(docs, tmp_path / "index", embedder=fake_embedder)

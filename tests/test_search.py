@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.search import (
+from semsearch.retrieve.search import (
     fuse,
     identifiers,
     is_code_name,

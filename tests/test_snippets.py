@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from semsearch.chunking import Chunk
-from semsearch.search import Hit
-from semsearch.snippets import ELLIPSIS, Terms, best_snippet, question_terms, units
+from semsearch.ingest.chunking import Chunk
+from semsearch.retrieve.search import Hit
+from semsearch.retrieve.snippets import ELLIPSIS, Terms, best_snippet, question_terms, units
 
 
 def snippet(text: str, question: str, start_line: int = 1, **options):
@@ -116,7 +116,7 @@ def test_lone_letters_and_words_joined_to_them_are_not_keywords():
 
 
 def test_the_window_holds_the_most_keyword_weight_of_all_windows_brute_force(monkeypatch):
-    monkeypatch.setattr("semsearch.snippets.LEAD", 0.0)
+    monkeypatch.setattr("semsearch.retrieve.snippets.LEAD", 0.0)
     rng = random.Random(7)
     words = ["alfa", "beta", "gamma", "delta", "kot", "pies"]
     for _ in range(40):

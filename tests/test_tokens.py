@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from semsearch import tokens
+from semsearch.ingest import tokens
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from semsearch import Collection, UsageError
-from semsearch.build import build_index
-from semsearch.cli import app
-from semsearch.index import load_index
+from semsearch.build.pipeline import build_index
+from semsearch.cli.commands import app
+from semsearch.retrieve.opening import load_index
 
 from .conftest import write
 
@@ -54,7 +54,7 @@ def test_a_file_with_no_text_is_not_counted_as_a_file_searched(folder):
     data = json.loads(run("info", "--index", root / "index", "--json").stdout)
     assert (data["files"], data["without_text"]) == (2, ["odd/onlyfm.md"])
     pytest.importorskip("mcp")
-    from semsearch.mcp_server import Library
+    from semsearch.mcp.server import Library
 
     library = Library(root / "index")
     served = library.index_info()  # the MCP server's index_info says the same (an outside probe)
@@ -180,7 +180,7 @@ def test_info_names_front_matter_that_could_not_be_read(tmp_path):
         in info.stdout
     )
     pytest.importorskip("mcp")
-    from semsearch.mcp_server import Library
+    from semsearch.mcp.server import Library
 
     library = Library(index)
     assert library.index_info()["front_matter_unread"] == unread  # the MCP server says the same

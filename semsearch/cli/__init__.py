@@ -1,0 +1,1 @@
+"""The command line: a thin front end over the library."""

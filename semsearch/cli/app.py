@@ -1,0 +1,177 @@
+"""The command line's application object and the one place where errors become a one-line
+message and an exit code (1 is kept for "no answer"); the commands are in ``cli``."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated
+
+import typer
+from typer.core import TyperGroup
+from typer.exceptions import TyperException
+
+from semsearch import hints as cli_hints
+from semsearch.cli.render import output as render
+from semsearch.errors import SemsearchError
+
+EXIT_NO_ANSWER = 1
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+"""128 + SIGTERM, as a shell reports a process that ``kill`` ended."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a CI timeout, a service manager) met by a build: raised where the build
+    is, as Ctrl-C's interrupt is, so that it keeps its journal and releases its lock."""
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """Within: SIGTERM raises ``Terminated`` (by default it ends the process at once, leaving
+    the build's lock file behind and saying nothing)."""
+    import signal  # here: a few milliseconds that only a build pays
+
+    def terminated(signum: int, frame: object) -> None:
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # not the main thread (a library caller's worker): left as it is
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class _Group(TyperGroup):
+    """The one place where errors become a one-line message and an exit code (1 is kept for
+    "no answer"); an unexpected exception is a bug, reported in one line too."""
+
+    def main(self, *args, **kwargs):
+        """Usage errors as one line with Click's own suggestion, not a boxed panel."""
+        kwargs.pop("standalone_mode", None)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except TyperException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare `semsearch`: the help is printed
+                raise SystemExit(exc.exit_code) from None
+            where = exc.ctx.command_path if getattr(exc, "ctx", None) else "semsearch"
+            message = " ".join(exc.format_message().split())
+            if re.match(r"No such option: -\d", message):  # a question that starts like "-5 stopni"
+                message += f'; a question starting with "-" goes after `--`: {where} -- "-5 ..."'
+            render.error(f"{message} (see `{where} --help`)")
+            raise SystemExit(exc.exit_code) from None
+        except typer.Abort:
+            render.error("interrupted")
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        except SystemExit as exc:
+            # Outside the commands (help, --version), a closed pipe ends in Click's or Rich's
+            # sys.exit(1), which means "no answer" here: the reader had what it wanted.
+            if exc.code == EXIT_NO_ANSWER:
+                render.silence_stdout()
+                raise SystemExit(0) from None
+            raise
+        except BrokenPipeError:
+            render.silence_stdout()
+            raise SystemExit(0) from None
+        except OSError as exc:
+            if not _output_failed(exc):
+                raise
+            raise SystemExit(EXIT_ERROR) from None
+        raise SystemExit(code if isinstance(code, int) else 0)
+
+    def invoke(self, ctx):
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                render.flush_stdout()
+        except (typer.Exit, typer.Abort):
+            raise
+        except TyperException as exc:  # usage errors: Typer's own message, the command's --help
+            self._name_the_command(exc, ctx)
+            raise
+        except BrokenPipeError:  # the reader stopped reading (`| head -1`): it had what it wanted
+            render.silence_stdout()
+            return None
+        except SemsearchError as exc:
+            render.error(cli_hints.message(exc))
+        except OSError as exc:
+            if not _output_failed(exc):
+                _unexpected(exc)
+        except Terminated:
+            render.error("terminated")
+            raise typer.Exit(EXIT_TERMINATED) from None
+        except KeyboardInterrupt:
+            render.error("interrupted")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except Exception as exc:
+            _unexpected(exc)
+        finally:
+            render.set_quiet(False)  # --quiet lasts one command (tests run many in one process)
+            cli_hints.forget_index()
+        raise typer.Exit(EXIT_ERROR)
+
+    def _name_the_command(self, exc: TyperException, ctx: typer.Context) -> None:
+        """A usage error met parsing a command's options (``ask x --index`` with no value) has
+        no context of its own: give it the command's, so its hint is `semsearch ask --help`."""
+        name = ctx.invoked_subcommand
+        command = self.get_command(ctx, name) if name else None
+        if command is not None and getattr(exc, "ctx", None) is None:
+            exc.ctx = typer.Context(command, info_name=name, parent=ctx)
+
+
+_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EPIPE}
+
+
+def _output_failed(exc: OSError) -> bool:
+    """stdout on a full disk or a dead terminal is not a bug: said in one line (True); any other
+    OSError is left to the caller (False)."""
+    if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+        return False
+    render.silence_stdout()  # what stays buffered would fail again at exit
+    render.error(f"cannot write the output: {exc.strerror}")
+    return True
+
+
+def _unexpected(exc: Exception) -> None:
+    """An exception semsearch did not expect is a bug: one line (the traceback on request)."""
+    if os.environ.get("SEMSEARCH_DEBUG"):
+        raise exc
+    render.error(
+        f"unexpected {type(exc).__name__}: {exc} (a bug in semsearch; SEMSEARCH_DEBUG=1 shows the traceback)"
+    )
+
+
+app = typer.Typer(
+    cls=_Group,
+    help="Semantic search over a folder of Markdown files, offline.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from semsearch import __version__
+
+        print(f"semsearch {__version__}")
+        render.flush_stdout()  # a closed pipe met now, not at interpreter exit
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Semantic search over a folder of Markdown files, offline."""

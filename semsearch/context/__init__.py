@@ -1,0 +1,1 @@
+"""A language model's context from a search: prompt and expansion."""

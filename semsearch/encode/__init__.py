@@ -1,0 +1,1 @@
+"""Stage 2, turning chunks into what search compares: embedding models and the keyword index."""

@@ -1,0 +1,1 @@
+"""Measuring search quality on labelled questions (semsearch eval)."""

@@ -1,0 +1,1 @@
+"""Stage 1, reading a docs folder: files, Markdown, front matter, chunks, token counts."""

@@ -1,0 +1,294 @@
+"""Section-aware chunking of Markdown.
+
+The document is parsed with markdown-it-py (CommonMark + tables + YAML front matter), so a ``#``
+line inside a code fence is not a heading and setext headings are. Each heading opens a section;
+a chunk never crosses a section and carries the section's heading path. A section over the token
+budget is split at block boundaries (paragraphs, lists, tables, code), then list items / table
+rows / lines, then sentences, then words; never inside a word.
+
+Chunk text is a slice of the source file (lines ``start_line``..``end_line``) with its HTML
+comments removed, with the spaces or the line they leave behind: a reader never sees them, and
+comment-only chunks (``<!-- YAML added: v0.3.3 -->`` all over the Node.js docs) won top-1 for
+unrelated questions. A block or section of only comments gives no chunk. Comments in code
+(fences, indented code, code spans) are content and stay.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise
+
+from semsearch.ingest.markdown import BLANK_LINE, Block, Hidden, normalize_newlines, parse_markdown
+from semsearch.ingest.packing import Packer
+from semsearch.ingest.tokens import LONGEST_TOKEN_BYTES, count_tokens
+
+PATH_SEPARATOR = " › "
+CHUNKER_VERSION = 3
+"""Raised whenever the same file and settings would give other chunks, so that the next build
+re-chunks every file instead of reusing old chunks. 2: lead-ins stay with what they introduce.
+3: a heading path too long for the budget is cut (and stored cut) instead of leaving no room;
+headings after a list nested over 10 deep open their sections again; HTML comments are removed;
+the lines of a setext heading are joined with a space."""
+
+TokenCounter = Callable[[str], int]
+"""Counts tokens of a text (tiktoken cl100k_base in production)."""
+
+TextFits = Callable[[str], bool]
+"""Extra limit on an embedded text, e.g. the model's own input length."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str
+    source: str
+    headings: tuple[str, ...]
+    """The section's heading path as embedded. A title too long for the budget is stored cut (at
+    a word boundary, ending in "…"), and outer headings dropped if cutting is not enough."""
+    text: str
+    """Lines ``start_line``..``end_line`` of the source without their HTML comments."""
+    start_line: int
+    end_line: int
+    tokens: int
+
+    @property
+    def section(self) -> str:
+        return PATH_SEPARATOR.join(self.headings)
+
+    @property
+    def location(self) -> str:
+        """``file › heading path (lines a–b)``: where a reader finds the chunk."""
+        lines = (
+            f"line {self.start_line}"
+            if self.start_line == self.end_line
+            else f"lines {self.start_line}–{self.end_line}"
+        )
+        return f"{PATH_SEPARATOR.join([self.source, *self.headings])} ({lines})"
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "section": self.section,
+            "headings": list(self.headings),
+            "text": self.text,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "tokens": self.tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Chunk:
+        return cls(
+            id=data["id"],
+            source=data["source"],
+            headings=tuple(data["headings"]),
+            text=data["text"],
+            start_line=int(data["start_line"]),
+            end_line=int(data["end_line"]),
+            tokens=int(data["tokens"]),
+        )
+
+
+def context_prefix(headings: tuple[str, ...] | list[str], source: str) -> str:
+    """What precedes a chunk's text when embedded: its heading path, or the file name."""
+    return PATH_SEPARATOR.join(headings) if headings else source.rsplit("/", 1)[-1]
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """The exact text embedded for ``chunk``: the heading path, a blank line, the chunk text."""
+    return f"{context_prefix(chunk.headings, chunk.source)}\n\n{chunk.text}"
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…;:])[\"'”»)\]]*\s+")
+_WHITESPACE = re.compile(r"\s+")
+_NEWLINE = re.compile(r"\n\s*")
+
+
+def _cuts(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[int]:
+    """Offsets (in ``text``) just after each separator match inside [start, end)."""
+    return [m.end() for m in pattern.finditer(text, start, end) if start < m.end() < end]
+
+
+class _Splitter:
+    """Cuts a section into spans of the source whose shown text (``shown``) fits the budget."""
+
+    def __init__(
+        self,
+        text: str,
+        prefix: str,
+        max_tokens: int,
+        count: TokenCounter,
+        fits: TextFits,
+        hidden: Hidden,
+    ):
+        self.text = text
+        self.prefix = prefix
+        self.max_tokens = max_tokens
+        self.count = count
+        self.extra_fits = fits
+        self.hidden = hidden
+        self.prefix_tokens = count(prefix + "\n\n")
+        # A slice longer than this cannot fit (cl100k_base tokens are at most 128 bytes each):
+        # the search for where to cut an unbroken run of text starts from its whole length.
+        self.max_chars = max_tokens * LONGEST_TOKEN_BYTES if count is count_tokens else None
+        self.packer = Packer(max_tokens, self.prefix_tokens, self.tokens_of, self._extra_fits_slice)
+
+    def shown(self, start: int, end: int) -> str:
+        """The chunk text of a span: the source slice without its HTML comments."""
+        return self.hidden.remove(self.text, start, end)
+
+    def tokens_of(self, start: int, end: int) -> int:
+        return self.count(f"{self.prefix}\n\n{self.shown(start, end)}")
+
+    def fits(self, start: int, end: int) -> bool:
+        embedded = f"{self.prefix}\n\n{self.shown(start, end)}"
+        if self.max_chars is not None and len(embedded) > self.max_chars:
+            return False
+        return self.count(embedded) <= self.max_tokens and self.extra_fits(embedded)
+
+    def pieces(self, block: Block) -> Iterator[tuple[int, int]]:
+        """Cut a block into spans that each fit, preferring the coarsest boundaries."""
+        levels: list[Callable[[int, int], list[int]]] = [
+            lambda s, e: self._outside_comments([c for c in block.cut_points if s < c < e]),
+            lambda s, e: self._outside_comments(_cuts(BLANK_LINE, self.text, s, e)),
+            lambda s, e: self._outside_comments(_cuts(_NEWLINE, self.text, s, e)),
+            lambda s, e: self._outside_comments(_cuts(_SENTENCE_END, self.text, s, e)),
+            lambda s, e: self._outside_comments(_cuts(_WHITESPACE, self.text, s, e)),
+        ]
+        yield from self._split(block.start, block.end, levels)
+
+    def _outside_comments(self, cuts: list[int]) -> list[int]:
+        return [cut for cut in cuts if not self.hidden.strictly_inside(cut)] if self.hidden.spans else cuts
+
+    def _split(self, start: int, end: int, levels) -> Iterator[tuple[int, int]]:
+        if self.fits(start, end):
+            yield (start, end)
+            return
+        for depth, level in enumerate(levels):
+            cuts = level(start, end)
+            if cuts:
+                bounds = [start, *cuts, end]
+                spans = [self.hidden.bounds(self.text, a, b) for a, b in pairwise(bounds)]
+                finer = levels[depth + 1 :]
+                pieces = [piece for s, e in spans if e > s for piece in self._split(s, e, finer)]
+                yield from self.pack(pieces)
+                return
+        yield from self._hard_split(start, end)
+
+    def _hard_split(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """Last resort for one unbroken 'word' over the budget: cut by characters."""
+        while start < end:
+            stop = self._longest_fitting(start, end)
+            yield (start, stop)
+            start = stop
+
+    def _longest_fitting(self, start: int, end: int) -> int:
+        """End of the longest slice from ``start`` that fits (at least one character)."""
+        return start + max(1, _longest(end - start, lambda k: self.fits(start, start + k)))
+
+    def pack(self, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+        """Greedily merge consecutive spans while the merged slice still fits (lead-ins first
+        joined to what they introduce); see ``packing``."""
+        lead_ins = [self.text[end - 1] == ":" for _, end in spans]
+        yield from self.packer.pack(self.packer.glue_lead_ins(spans, lead_ins))
+
+    def _extra_fits_slice(self, start: int, end: int) -> bool:
+        return self.extra_fits(f"{self.prefix}\n\n{self.shown(start, end)}")
+
+
+def _longest(n: int, accepted: Callable[[int], bool]) -> int:
+    """The largest ``k`` in 1..n that ``accepted`` takes (it takes every smaller one too), else 0."""
+    low, high = 0, n
+    while low < high:
+        middle = (low + high + 1) // 2
+        if accepted(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _cut_title(title: str, accepted: Callable[[str], bool]) -> str | None:
+    """The longest cut of ``title`` that ``accepted`` takes: whole words and " …", or when not even
+    one word is taken, the start of the first word and "…". None if nothing is taken."""
+    words = title.split(" ")
+    kept = _longest(len(words) - 1, lambda k: accepted(" ".join(words[:k]) + " …"))
+    if kept:
+        return " ".join(words[:kept]) + " …"
+    kept = _longest(len(words[0]) - 1, lambda k: accepted(words[0][:k] + "…"))
+    return words[0][:kept] + "…" if kept else None
+
+
+def _headings_within(
+    headings: tuple[str, ...], source: str, max_tokens: int, count: TokenCounter, fits: TextFits
+) -> tuple[str, ...]:
+    """The heading path as embedded: cut so that its prefix leaves at least half the budget (and
+    about half the model's own limit) to the chunk text.
+
+    The longest titles are cut first, at a word boundary with an ellipsis; outer headings are
+    dropped only when even one word of each is too long. Without this a long setext heading (a
+    paragraph followed by ``---``) left no room, and its section came out one character a chunk.
+    """
+
+    def leaves_room(titles: list[str]) -> bool:
+        prefix = context_prefix(titles, source)
+        return count(prefix) <= max_tokens // 2 and fits(f"{prefix}\n\n{prefix}")
+
+    def leaves_room_with(i: int, title: str) -> bool:
+        return leaves_room([*titles[:i], title, *titles[i + 1 :]])
+
+    titles = list(headings)
+    for i in sorted(range(len(titles)), key=lambda i: -len(titles[i])):
+        if leaves_room(titles):
+            return tuple(titles)
+        cut = _cut_title(titles[i], partial(leaves_room_with, i))
+        titles[i] = cut or titles[i].split(" ")[0] + (" …" if " " in titles[i] else "")
+    while len(titles) > 1 and not leaves_room(titles):
+        titles.pop(0)
+    if titles and not leaves_room(titles):
+        titles = [_cut_title(titles[0], lambda title: leaves_room([title])) or "…"]
+    return tuple(titles)
+
+
+def chunk_markdown(
+    text: str,
+    source: str,
+    *,
+    max_tokens: int,
+    count_tokens: TokenCounter,
+    fits: TextFits | None = None,
+) -> list[Chunk]:
+    """Chunk one Markdown document. ``text`` is the file's content, ``source`` its relative path.
+
+    ``count_tokens`` measures the budget on the embedded text (heading path + chunk text);
+    ``fits`` is an extra check every embedded text must pass (the model's own input limit).
+    """
+    if max_tokens < 16:
+        raise ValueError("max_tokens must be at least 16")
+    text = normalize_newlines(text)
+    document = parse_markdown(text)
+    extra_fits = fits or (lambda _text: True)
+    chunks: list[Chunk] = []
+    for section in document.sections:
+        if not section.blocks:
+            continue
+        headings = _headings_within(section.headings, source, max_tokens, count_tokens, extra_fits)
+        prefix = context_prefix(headings, source)
+        splitter = _Splitter(text, prefix, max_tokens, count_tokens, extra_fits, Hidden(section.hidden))
+        spans = [span for block in section.blocks for span in splitter.pieces(block)]
+        for start, end in splitter.pack(spans):
+            chunks.append(
+                Chunk(
+                    id=f"{source}#{len(chunks)}",
+                    source=source,
+                    headings=headings,
+                    text=splitter.shown(start, end),
+                    start_line=document.line_of(start),
+                    end_line=document.line_of(end),
+                    tokens=splitter.tokens_of(start, end),
+                )
+            )
+    return chunks

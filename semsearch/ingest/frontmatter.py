@@ -1,0 +1,177 @@
+"""YAML front matter as per-file metadata: the fields ``ask --where`` filters on.
+
+The block is the one the chunker leaves out of chunks (markdown-it's front matter rule, see
+``front_matter_block``), read with PyYAML's ``safe_load``. Values are stored as JSON can hold
+them: dates and times as ISO strings (compared as dates by ``filters``), nested mappings as
+dotted names (``author.name``), lists as lists of scalars; nulls are dropped (a field set to
+nothing is a field the file does not have). A block that is not valid YAML, or not a mapping,
+gives no fields and a message naming its line: never a failed build.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from semsearch.ingest.markdown import normalize_newlines
+
+FRONT_MATTER_VERSION = 1
+"""Stamped in meta.json when a build records front matter: an index without it predates
+``--where`` (its files carry no fields), and its next build adds them without embedding."""
+
+Scalar = str | int | float | bool
+Value = Scalar | list[Scalar]
+
+_CLOSING_FENCE = re.compile(r"(-+)[ \t]*")
+_DOCUMENT_END = re.compile(r"\.\.\.[ \t]*")
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    fields: dict[str, Value]
+    problem: str | None = None
+    """Why the block gave no fields (None: read, or no block)."""
+    line: int | None = None
+    """Where the problem is, 1-based in the file."""
+
+    def record(self) -> dict:
+        """What meta.json keeps of it in the file's record (nothing for a file without any)."""
+        problem = {"problem": self.problem, "line": self.line} if self.problem else None
+        return {
+            **({"front_matter": self.fields} if self.fields else {}),
+            **({"front_matter_problem": problem} if problem else {}),
+        }
+
+    @classmethod
+    def recorded(cls, record: dict) -> FrontMatter:
+        """The front matter a file record keeps (see ``record``)."""
+        problem = record.get("front_matter_problem") or {}
+        return cls(record.get("front_matter", {}), problem.get("problem"), problem.get("line"))
+
+    def warning(self, source: str) -> str | None:
+        if not self.problem:
+            return None
+        return f"{source}:{self.line}: {self.problem}; the file is indexed without its fields"
+
+
+RECORD_KEYS = ("front_matter", "front_matter_problem")
+
+
+def _indent(line: str) -> int:
+    """Columns of leading whitespace, tabs to the next multiple of 4 (as markdown-it counts)."""
+    column = 0
+    for char in line:
+        if char == " ":
+            column += 1
+        elif char == "\t":
+            column += 4 - column % 4
+        else:
+            break
+    return column
+
+
+def front_matter_block(text: str) -> tuple[str, int] | None:
+    """The front matter's YAML and its first line (1-based), or None: the block markdown-it's
+    front matter plugin finds (and the chunker leaves out). It opens at the file's first character
+    with a line of three or more dashes, and closes at a later line of at least as many dashes
+    (indented less than 4 columns, spaces after) or ``...`` at column 0; unclosed, there is none."""
+    if not text.startswith("---"):
+        return None
+    lines = text.split("\n")
+    markers = len(lines[0]) - len(lines[0].lstrip("-"))
+    for number in range(1, len(lines)):
+        line = lines[number]
+        if _DOCUMENT_END.fullmatch(line):
+            return "\n".join(lines[1:number]), 2
+        fence = _CLOSING_FENCE.fullmatch(line.lstrip(" \t"))
+        if fence and _indent(line) < 4 and len(fence.group(1)) >= markers:
+            return "\n".join(lines[1:number]), 2
+    return None
+
+
+def read_front_matter(text: str) -> FrontMatter:
+    """The fields of a Markdown file's front matter (``text``: the file's content)."""
+    import yaml
+
+    block = front_matter_block(normalize_newlines(text))
+    if block is None:
+        return FrontMatter({})
+    content, first_line = block
+    try:
+        data = yaml.safe_load(content)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = first_line + (mark.line if mark is not None else 0)
+        problem = getattr(exc, "problem", None) or str(exc).split("\n")[0]
+        return FrontMatter({}, f"front matter is not valid YAML ({problem})", line)
+    except RecursionError:
+        return FrontMatter({}, "front matter nested too deeply", first_line)
+    except (ValueError, OverflowError) as exc:  # a date that cannot exist: `date: 2024-13-45`
+        return FrontMatter({}, f"front matter is not valid YAML ({exc})", first_line)
+    if data is None:
+        return FrontMatter({})
+    if not isinstance(data, dict):
+        kind = type(data).__name__
+        return FrontMatter({}, f"front matter is a {kind}, not a mapping of fields", first_line)
+    fields: dict[str, Value] = {}
+    _flatten(data, "", fields)
+    return FrontMatter(fields)
+
+
+def _flatten(mapping: dict, prefix: str, into: dict[str, Value]) -> None:
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"  # a key YAML read as a number, date or boolean: its text
+        if isinstance(value, dict):
+            _flatten(value, f"{name}.", into)
+        elif isinstance(value, (list, tuple, set)):
+            into[name] = [s for item in _items(value) if (s := _scalar(item)) is not None]
+        elif (scalar := _scalar(value)) is not None:
+            into[name] = scalar
+
+
+def _items(values: Any) -> list:
+    """A list's items, nested lists flattened (``tags: [[a, b], c]`` holds a, b and c)."""
+    found: list = []
+    for item in values:
+        found += _items(item) if isinstance(item, (list, tuple, set)) else [item]
+    return found
+
+
+def _scalar(value: Any) -> Scalar | None:
+    """``value`` as JSON holds it; None for what no filter can match (null, NaN, a mapping...)."""
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return None
+
+
+def current_front_matter(source_text: str, sha256: str, record: dict | None) -> FrontMatter:
+    """A file's front matter: kept from its ``record`` in the previous index when the file is
+    unchanged (``record`` None: that index predates front matter), else read."""
+    if record is not None and record.get("sha256") == sha256:
+        return FrontMatter.recorded(record)
+    return read_front_matter(source_text)
+
+
+def fields_seen(records: dict[str, dict]) -> dict[str, int]:
+    """Each front-matter field and how many files have it, most common first."""
+    counts: dict[str, int] = {}
+    for record in records.values():
+        for name in record.get("front_matter", {}):
+            counts[name] = counts.get(name, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def fields_unread(records: dict[str, dict]) -> list[dict]:
+    """The files whose front matter could not be read: ``{"path", "problem", "line"}`` each."""
+    return [
+        {"path": path, **record["front_matter_problem"]}
+        for path, record in records.items()
+        if record.get("front_matter_problem")
+    ]

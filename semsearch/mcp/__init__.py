@@ -1,0 +1,1 @@
+"""semsearch mcp: the index served to language-model clients over MCP."""

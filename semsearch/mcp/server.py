@@ -1,0 +1,393 @@
+"""``semsearch mcp``: an index served to language-model clients (Claude Code, Cursor...) as an
+MCP server over stdio, with three read-only tools: ``search``, ``get_passage`` and ``index_info``.
+
+- One ``Collection``, opened on the first call (a server started before its index exists works
+  once it is built) and reopened when a build or ``eval --calibrate`` replaced the index: a build
+  swaps the index folder (a new inode), a calibration replaces ``meta.json``; two ``stat`` calls
+  per call tell. The loaded model is kept when the new index uses the same one.
+- One call at a time: a search takes milliseconds, and a reopen closes the collection that a
+  concurrent call would be reading.
+- Passages are read from the index, not from the live files: the lines and sections that
+  ``search`` reports are those of the indexed text (an edited file's would drift), a passage
+  reads the same text that was searched, and the tools can read nothing but indexed text. A
+  range of lines is cut out of it (``passages``: the file itself is read only to tell where
+  lines fall in a chunk whose HTML comments took line breaks, and only if it is the file indexed).
+- A library error (no index, a bad argument) is a tool error (``isError``) in words the model
+  can act on; so is an argument of the wrong type or unknown, in one line (``mcp_arguments``);
+  the server keeps serving. Nothing but the protocol goes to stdout: the SDK points
+  file descriptor 1 at stderr while serving, and logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from semsearch import __version__
+from semsearch.collection import Collection
+from semsearch.encode.embedders import Embedder
+from semsearch.errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
+from semsearch.gate.threshold import BASELINE_IN_WORDS
+from semsearch.hints import build_command, command_to_build
+from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.frontmatter import fields_seen, fields_unread
+from semsearch.ingest.sources import docs_relative
+from semsearch.store.passages import file_chunks, in_lines, in_section
+from semsearch.store.records import with_text, without_text
+
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+    from pydantic import ValidationError
+except ImportError as exc:  # not installed, or version 1 (no mcpserver)
+    raise SemsearchError(
+        f"the MCP server needs the mcp package, version 2 or later ({exc}); "
+        "install it with `pip install 'semsearch[mcp]'`"
+    ) from exc
+
+from semsearch.mcp.arguments import argument_problems, unknown_arguments
+from semsearch.mcp.schema import (
+    MAX_LISTED_FILES,
+    EndLine,
+    IndexInfo,
+    K,
+    Mode,
+    Passage,
+    PassageResult,
+    Paths,
+    Question,
+    SearchHit,
+    SearchResult,
+    Section,
+    Source,
+    Stale,
+    StartLine,
+    Where,
+)
+
+MAX_PASSAGE_CHARS = 20_000
+"""What ``get_passage`` returns at most (about 5,000 tokens), but for a single line longer than
+that, which comes whole; it says where to continue."""
+UNKNOWN_DOCS = "<your docs folder>"
+"""Stands for the documents folder in a suggested command when the index does not tell it."""
+STALE_CHECK_SECONDS = 2.0
+"""Files changed since the build are looked up at most this often (a walk of the docs folder:
+0.3 ms for ten files, but about a third of a second for ten thousand), and never more often
+than every ten times the last walk's cost."""
+
+SEARCH = """\
+Search a folder of Markdown documents (indexed with semsearch) for the passages that answer a \
+question, by meaning rather than exact words, in any language.
+
+Call it before answering a question these documents may cover, and again with other words when \
+the first passages are not enough. Returns the best passages with their file (`source`), \
+section path and line numbers, cosine `score`, and `text`; cite the file and section of what \
+you use. `answered` says whether any passage passed the index's relevance gate and `reason` \
+why: when `answered` is false (no hits), the documents do not answer the question, so say so \
+rather than answering from memory. `stale` lists documents changed since the index was built \
+(their latest edits are not searched)."""
+
+GET_PASSAGE = """\
+Read indexed text of one Markdown document from the same folder as `search`: the passages of a \
+section (subsections included), of a range of lines, or of the whole file, in document order.
+
+Use it to read more around a search hit: pass the hit's `source` and `section` for its whole \
+section, or `start_line`/`end_line` for the lines you need (passages are cut to them; each says \
+which lines it holds). Text is returned as indexed (the version `search` saw); a long result is \
+cut between lines at about 20,000 characters (a single longer line comes whole) and \
+`next_start_line` says where to continue."""
+
+INDEX_INFO = """\
+Describe the document index behind `search`: its documents folder, files, passage count, \
+embedding model, relevance threshold and where it comes from, when it was built, and which \
+documents changed since (they need a rebuild with `semsearch build` to be searchable)."""
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+
+
+class Library:
+    """The index behind the tools (see the module docstring), and the tools themselves."""
+
+    def __init__(self, index: str | Path, embedder: Embedder | None = None):
+        self.path = Path(index).absolute()
+        self._embedder = embedder
+        self._collection: Collection | None = None
+        self._stamp: tuple[int, ...] | None = None
+        self._changed: list[str] = []
+        self._changed_until = 0.0
+        self._lock = threading.Lock()
+
+    # The tools
+
+    def search(
+        self, question: Question, k: K = 5, mode: Mode = "hybrid", paths: Paths = (), where: Where = ()
+    ) -> SearchResult:
+        with self._call() as collection:
+            answer = collection.search(question, k, mode=mode, paths=paths, where=where)
+            self._embedder = collection.embedder  # loaded now: kept across reopens
+            stale = self._stale(collection)
+        return SearchResult(
+            answered=answer.answered,
+            reason=answer.reason,
+            ranked_by=answer.ranked_by,
+            missing=list(answer.missing),
+            missing_elsewhere=answer.missing_elsewhere,
+            hits=[
+                SearchHit(
+                    rank=hit.rank,
+                    source=hit.source,
+                    section=hit.section,
+                    start_line=hit.lines[0],
+                    end_line=hit.lines[1],
+                    location=hit.location,
+                    score=round(hit.score, 4),
+                    keyword_score=None if hit.keyword_score is None else round(hit.keyword_score, 4),
+                    exact=hit.exact,
+                    text=hit.text,
+                )
+                for hit in answer.hits
+            ],
+            question=answer.question,
+            question_cut=answer.question_cut,
+            mode=answer.mode,
+            threshold=round(answer.threshold, 4),
+            best_score=None if answer.best_score is None else round(answer.best_score, 4),
+            stale=stale,
+        )
+
+    def get_passage(
+        self,
+        source: Source,
+        section: Section = None,
+        start_line: StartLine = None,
+        end_line: EndLine = None,
+    ) -> PassageResult:
+        with self._call() as collection:
+            source = _indexed_name(collection, source)
+            chunks = file_chunks(collection.index, source)
+            if section is not None:
+                chunks = in_section(chunks, source, section)
+            if start_line is not None or end_line is not None:
+                chunks = in_lines(collection.index, chunks, source, start_line, end_line)
+            passages, next_start_line = _page(chunks)
+            changed = source in self._changed_files(collection)
+        return PassageResult(
+            source=source,
+            passages=passages,
+            truncated=next_start_line is not None,
+            next_start_line=next_start_line,
+            stale=Stale(files=[source], note=f"{source} changed since the build; this is the indexed text")
+            if changed
+            else None,
+        )
+
+    def index_info(self) -> IndexInfo:
+        with self._call() as collection:
+            index = collection.index
+            meta = index.meta
+            files, empty = with_text(meta.get("files", {})), without_text(meta.get("files", {}))
+            changed = self._changed_files(collection, fresh=True)
+            stale = self._stale(collection)
+        calibrated = meta.get("calibrated")
+        if calibrated:
+            origin = f"calibrated with `semsearch eval --calibrate` ({calibrated.get('method')})"
+        else:
+            origin = "derived at build time from a bank of off-topic questions"
+        origin += f"; a passage must beat the question's baseline: {BASELINE_IN_WORDS}"
+        return IndexInfo(
+            index=str(self.path),
+            docs_folder=meta["docs_root"],
+            files=len(files),
+            file_names=files[:MAX_LISTED_FILES],
+            without_text=empty[:MAX_LISTED_FILES],
+            chunks=len(index.chunks),
+            model=index.model,
+            margin=round(index.min_score, 4),
+            margin_origin=origin,
+            built_at=meta.get("built_at"),
+            semsearch_version=meta.get("semsearch_version"),
+            changed_files=changed[:MAX_LISTED_FILES],
+            front_matter_fields=fields_seen(meta["files"]) if index.front_matter_recorded else None,
+            front_matter_unread=fields_unread(meta["files"])[:MAX_LISTED_FILES],
+            stale=stale,
+        )
+
+    # The index behind them
+
+    @contextmanager
+    def _call(self) -> Iterator[Collection]:
+        """One call at a time, on the index as it is now; library errors become tool errors."""
+        with self._lock:
+            try:
+                yield self._current()
+            except SemsearchError as exc:
+                raise ToolError(self._message(exc)) from exc
+
+    def _current(self) -> Collection:
+        stamp = _stamp(self.path)
+        if self._collection is not None and stamp is not None and stamp == self._stamp:
+            return self._collection
+        if self._collection is not None:
+            print(f"semsearch: {self.path} changed on disk; reopening it", file=sys.stderr)
+            self._collection.close()
+            self._collection = None
+        collection = Collection(self.path, embedder=self._embedder)
+        if self._embedder is not None and self._embedder.spec != collection.index.model:
+            collection.close()
+            collection = Collection(self.path)  # rebuilt with another model: load that one
+        self._collection, self._stamp = collection, stamp
+        self._changed_until = 0.0
+        return collection
+
+    def _changed_files(self, collection: Collection, fresh: bool = False) -> list[str]:
+        now = time.monotonic()
+        if fresh or now >= self._changed_until:
+            self._changed = collection.changed_files()
+            cost = time.monotonic() - now
+            self._changed_until = time.monotonic() + max(STALE_CHECK_SECONDS, 10 * cost)
+        return self._changed
+
+    def _stale(self, collection: Collection) -> Stale | None:
+        changed = self._changed_files(collection)
+        if not changed:
+            return None
+        command = command_to_build(collection.index.meta["docs_root"], self.path)
+        return Stale(
+            files=changed[:20],
+            note=f"{len(changed)} file(s) changed since the index was built: results reflect the "
+            f"indexed versions; rebuild with `{command}`",
+        )
+
+    def _message(self, exc: SemsearchError) -> str:
+        if isinstance(exc, IndexMissingError):
+            return f"{exc}; build it with `{self._build_command()}`"
+        if isinstance(exc, MetaUnreadableError):
+            return f"{exc}; remove the folder, then build again: `{self._build_command()}`"
+        if isinstance(exc, IndexCorruptError):
+            return f"{exc}; rebuild it with `{self._build_command()}`"
+        return str(exc)
+
+    def _build_command(self) -> str:
+        """The command that builds this index: with the documents folder its meta.json records
+        (read even from a damaged index), else a placeholder a model will not take literally."""
+        return build_command(self.path, unknown_docs=UNKNOWN_DOCS)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._collection is not None:
+                self._collection.close()
+                self._collection = None
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What changes when a build swaps the index folder or a calibration rewrites meta.json."""
+    try:
+        folder = os.stat(path)
+        meta = os.stat(path / "meta.json")
+    except OSError:
+        return None
+    return (folder.st_dev, folder.st_ino, meta.st_ino, meta.st_mtime_ns, meta.st_size)
+
+
+def _indexed_name(collection: Collection, source: str) -> str:
+    """``source`` as the index names it: an absolute path (``ask --json`` prints ``path``) or
+    one relative to the current folder becomes relative to the documents folder."""
+    if source in collection.index.meta.get("files", {}):
+        return source
+    return docs_relative(source, Path(collection.index.meta["docs_root"]))
+
+
+def _page(chunks: Iterable[Chunk]) -> tuple[list[Passage], int | None]:
+    """The passages of one page, and the line the next page starts at (None: this is the last).
+    A page stops before the chunk that would take it past ``MAX_PASSAGE_CHARS``, but never inside
+    a line: a chunk that starts on a line the page already reaches joins it, past the cap if need
+    be. So the next page, which starts at a whole line, repeats nothing and always moves on, even
+    through a line longer than the cap (a paragraph without line breaks, split into chunks that
+    all start and end on it)."""
+    passages: list[Passage] = []
+    size, reached = 0, 0
+    for chunk in chunks:
+        if passages and size + len(chunk.text) > MAX_PASSAGE_CHARS and chunk.start_line > reached:
+            return passages, chunk.start_line
+        passages.append(_passage(chunk))
+        size += len(chunk.text)
+        reached = max(reached, chunk.end_line)
+    return passages, None
+
+
+def _passage(chunk: Chunk) -> Passage:
+    return Passage(
+        section=chunk.section, start_line=chunk.start_line, end_line=chunk.end_line, text=chunk.text
+    )
+
+
+def _instructions(path: Path) -> str:
+    """What the server offers, naming the documents when the index already exists."""
+    from semsearch.store.folder import peek_meta
+
+    meta = peek_meta(path)
+    about = ""
+    if meta:
+        files = list(meta.get("files", {}))
+        shown = ", ".join(files[:15]) + (f" and {len(files) - 15} more" if len(files) > 15 else "")
+        about = f" ({meta.get('docs_root')}: {shown})"
+    return (
+        f"Semantic search over a folder of Markdown documents{about}. Call `search` before "
+        "answering questions these documents may cover and cite the file and section you use; "
+        "an empty result means the documents do not answer the question. `get_passage` reads "
+        "more of a document, `index_info` describes the index."
+    )
+
+
+class _Server(MCPServer):
+    """The SDK's server, but a tool refuses arguments it does not take (the SDK drops them in
+    silence) and says in one line what is wrong with an argument (the SDK passes on pydantic's
+    multi-line report). The SDK has no hook for that message: ``call_tool``, which serves every
+    ``tools/call``, is documented to raise ``ToolError`` for arguments that fail validation, with
+    the ``ValidationError`` as its cause, and that error is reworded here."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        schema = next((tool.input_schema for tool in await self.list_tools() if tool.name == name), None)
+        if schema is not None and (unknown := unknown_arguments(arguments, schema)):
+            raise ToolError(f"Error executing tool {name}: {unknown}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if schema is None or not isinstance(exc.__cause__, ValidationError):
+                raise
+            problems = argument_problems(exc.__cause__, arguments, schema)
+            raise ToolError(f"Error executing tool {name}: {problems}") from exc.__cause__
+
+
+def create_server(library: Library) -> MCPServer:
+    """The MCP server offering ``library``'s tools."""
+    server = _Server(
+        "semsearch",
+        instructions=_instructions(library.path),
+        version=__version__,
+        log_level="WARNING",
+    )
+    server.add_tool(library.search, name="search", description=SEARCH, annotations=READ_ONLY)
+    server.add_tool(library.get_passage, name="get_passage", description=GET_PASSAGE, annotations=READ_ONLY)
+    server.add_tool(library.index_info, name="index_info", description=INDEX_INFO, annotations=READ_ONLY)
+    return server
+
+
+def serve(index: str | Path) -> None:
+    """Serve the index at ``index`` over stdio until the client closes the connection."""
+    library = Library(index)
+    server = create_server(library)
+    print(f"semsearch: MCP server on stdio for the index at {library.path}", file=sys.stderr)
+    try:
+        server.run("stdio")
+    finally:
+        library.close()

@@ -1,0 +1,1 @@
+"""Answering a question: top-k, filters, hybrid ranking, snippets, the answer."""

@@ -1,0 +1,76 @@
+"""What a search returns: the passages that passed the gate for one question, and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from semsearch.gate.threshold import BASELINE_IN_WORDS
+from semsearch.retrieve.search import Hit
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a search found for one question, and why it is (or is not) an answer."""
+
+    question: str
+    """The question as searched (cut to the model's input limit when it was longer)."""
+    hits: list[Hit]
+    """Passages that pass the gate, best first (empty: the folder holds no answer)."""
+    threshold: float
+    """The cosine a passage had to reach for this question."""
+    baseline: float | None
+    """What the question's best cosine had to exceed beyond the index's cut: its closeness to
+    the off-topic bank less its word evidence (see ``threshold``); None: a cutoff was given."""
+    mode: str
+    question_cut: bool = False
+    fused: bool = False
+    """Hybrid mode ranked by cosine fused with BM25 (the question names something exact)."""
+    missing: tuple[str, ...] = ()
+    """Codes and references the question names verbatim that no searched passage holds
+    (``PAY-999``, ``§ 99``): whatever passed the gate does not speak of them."""
+    missing_elsewhere: dict[str, list[str]] = field(default_factory=dict)
+    """Those of ``missing`` that files outside ``--path``/``--where`` hold, with the files."""
+    best_score: float | None = None
+    """The cosine of the first-ranked passage, passed or not (None: none was ranked): what the
+    decision read, and how close a refused question came. In dense mode the highest cosine;
+    where keywords ranked the passages, a passage further down may score higher."""
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.hits)
+
+    @property
+    def ranked_by(self) -> str:
+        """What decided the order, in words (the score shown is always the cosine the gate reads)."""
+        order = {"dense": "cosine similarity", "keyword": "keyword (BM25) score"}.get(
+            self.mode,
+            "cosine similarity fused with keyword (BM25) scores" if self.fused else "cosine similarity",
+        )
+        if any(hit.exact for hit in self.hits):
+            return f"passages holding what the question names verbatim first, then {order}"
+        return order
+
+    @property
+    def reason(self) -> str:
+        """The gate's decision in words."""
+        if self.baseline is None:
+            rule = f"the cosine cutoff {self.threshold:.3f} you set"
+        else:
+            rule = f"this question's threshold {self.threshold:.3f} (set by {BASELINE_IN_WORDS})"
+        if self.answered:
+            return f"{len(self.hits)} passage(s) reach {rule}"
+        if self.best_score is None and self.mode == "keyword":  # nothing to read a cosine of
+            return "no passage holds any word of the question (keyword search ranks only those that do)"
+        best = "" if self.best_score is None else f"; the first-ranked passage scores {self.best_score:.3f}"
+        return f"no passage reaches {rule}{best}; the indexed documents seem not to cover it"
+
+
+class Ranked(NamedTuple):
+    row: int
+    score: float
+    """Cosine similarity: what the no-answer decision reads, whatever ranked the row."""
+    exact: bool
+    """The chunk contains a code or reference the question names verbatim."""
+    keyword_score: float | None = None
+    """BM25 score (None in dense mode)."""

@@ -1,0 +1,33 @@
+"""The order of the passages holding what a question names (see ``Index.identifier_rows``).
+
+They all hold the name, so the name no longer tells them apart: among them the rest of the
+question does. "What does events.once() return?" finds seven chunks under the section
+events.once(…); the code examples score highest on "events" and "once", the chunk stating
+what it returns on "return".
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from semsearch.encode.keywords import KeywordIndex, tokenize
+from semsearch.retrieve.search import code_names, fuse, identifiers, references
+
+
+def named_strings(question: str) -> list[str]:
+    """What the question names exactly: its codes, every part of its references and its names
+    as code writes them (see ``identifiers``, ``references``, ``code_names``)."""
+    parts = [part for chain in references(question) for part in chain]
+    return [*identifiers(question), *parts, *code_names(question)]
+
+
+def rest_tokens(keywords: KeywordIndex, question: str) -> list[str]:
+    """The question's keyword tokens without those of what it names exactly."""
+    said = {token for name in named_strings(question) for token in tokenize(name, keywords.language)}
+    return [token for token in tokenize(question, keywords.language) if token not in said]
+
+
+def exact_scores(keywords: KeywordIndex, question: str, cosine: np.ndarray) -> np.ndarray:
+    """Hybrid scores ranking the rows that hold what ``question`` names among themselves: cosine
+    fused with BM25 over the rest of the question (see ``fuse``, ``rest_tokens``)."""
+    return fuse(cosine, keywords.token_scores(rest_tokens(keywords, question)))

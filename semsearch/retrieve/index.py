@@ -1,0 +1,376 @@
+"""Building an index and querying it (the on-disk format, writing and reading: ``store``).
+
+An index is a folder of: ``vectors.npy`` (N x dim float32, L2-normalized rows: dot product =
+cosine), ``chunks.json`` (the N chunks, in row order), ``meta.json`` (model, chunking settings,
+per-file fingerprints, thresholds), ``offtopic.npy`` (query vectors of the off-topic bank, see
+``threshold``) and ``keywords.*`` (the BM25 side of hybrid search, see ``keywords``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from semsearch.encode.keywords import KeywordIndex
+from semsearch.errors import IndexCorruptError, UsageError
+from semsearch.gate.bank import NO_LANGUAGE, bank_sha256
+from semsearch.gate.threshold import (
+    EVIDENCE_PASSAGES,
+    RULES,
+    Rule,
+    answer_threshold,
+    background_similarity,
+    baseline,
+    coverages,
+    is_answer,
+    language_centroids,
+    nearest_languages,
+)
+from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
+from semsearch.ingest.sources import changed_files
+from semsearch.retrieve.answer import Answer, Ranked
+from semsearch.retrieve.exact import exact_scores
+from semsearch.retrieve.filters import Condition, allowed_rows, conditions
+from semsearch.retrieve.search import (
+    MODES,
+    Hit,
+    code_names,
+    fuse,
+    identifiers,
+    names_something_exact,
+    rank,
+    references,
+)
+from semsearch.store.folder import update_meta
+from semsearch.store.reader import check_chunks, check_unit_rows
+
+MASKS_KEPT = 8
+
+
+@dataclass
+class Index:
+    path: Path
+    meta: dict
+    chunks: Sequence[Chunk]
+    """Read lazily (`ChunkFile`) when loaded from disk."""
+    vectors: np.ndarray
+    offtopic: np.ndarray
+    """Query vectors of the whole off-topic bank (reused by incremental builds)."""
+    background: np.ndarray
+    """The bank questions kept as the background of the no-answer rule."""
+    keywords: KeywordIndex | None = None
+    """None for an index built before keyword search existed."""
+    identity: tuple[int, int, str] | None = None
+    """What the index was when read from disk (see ``store.update_meta``); None when made in memory."""
+    _masks: dict = field(default_factory=dict, repr=False, compare=False)
+    """The last few filters' row masks (``allowed_rows``): computed once for many questions."""
+    _languages: tuple[list[str], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    """The bank languages' centroids (``language_offset``), computed on first use."""
+    _in_language: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """The background without the inputs in no language (``background_for``), on first use."""
+
+    def verify(self) -> None:
+        """Raise IndexCorruptError unless every chunk is the one the build wrote (reads the whole
+        chunks file: ``info``, not ``ask``, which checks only the chunks it shows)."""
+        check_chunks(self.chunks, self.meta, self.path)
+
+    def changed_files(self) -> list[str]:
+        """Files under the docs root added, removed or modified since the build (sizes, mtimes)."""
+        recorded = {**self.meta.get("files", {}), **self.meta.get("skipped", {})}
+        return changed_files(Path(self.meta["docs_root"]), recorded, self.meta.get("excludes", []))
+
+    @property
+    def offtopic_reusable(self) -> bool:
+        return self.meta["offtopic"].get("bank_sha256") == bank_sha256()
+
+    @property
+    def front_matter_recorded(self) -> bool:
+        """Whether its build recorded each file's front matter (``--where`` needs it)."""
+        return self.meta.get("front_matter", {}).get("version") == FRONT_MATTER_VERSION
+
+    @property
+    def model(self) -> str:
+        return self.meta["model"]["spec"]
+
+    @property
+    def rule(self) -> Rule | None:
+        """The relevance rule the index's cut was derived for (None: a cosine floor, built before
+        the relevance rule; see ``threshold``)."""
+        return RULES.get(self.meta["min_score"].get("gate"))
+
+    @property
+    def legacy_gate(self) -> bool:
+        return self.rule is None
+
+    @property
+    def min_score(self) -> float:
+        """The cut in force: the calibrated one (``eval --calibrate``) if any and made for this
+        index's rule, else the build-time one."""
+        calibrated = self.meta.get("calibrated")
+        if calibrated and calibrated.get("gate") == self.meta["min_score"].get("gate"):
+            return float(calibrated["value"])
+        return float(self.meta["min_score"]["value"])
+
+    def cosines(self, query_vector: np.ndarray) -> np.ndarray:
+        return self.vectors @ np.asarray(query_vector, dtype=self.vectors.dtype).reshape(-1)
+
+    def baseline(
+        self,
+        question: str,
+        query_vector: np.ndarray,
+        cosine: np.ndarray | None = None,
+        allowed: np.ndarray | None = None,
+    ) -> float:
+        """What the question's best cosine must exceed beyond the cut (see ``threshold``); its
+        word evidence is read only in the rows ``allowed`` (the files searched)."""
+        similarity = background_similarity(query_vector, self.background_for(question), self.legacy_gate)
+        rule = self.rule
+        if rule is None:
+            return similarity
+        coverage = 0.0
+        cosine = self.cosines(query_vector) if cosine is None and rule.evidence_weight else cosine
+        if rule.evidence_weight and len(self.chunks) and (allowed is None or allowed.any()):
+            searched = cosine if allowed is None else np.where(allowed, cosine, -np.inf)
+            count = min(EVIDENCE_PASSAGES, int(np.isfinite(searched).sum()))
+            best = np.argpartition(-searched, count - 1)[:count]
+            coverage = coverages(self.keywords, [question], best[None, :], self.chunks)[0]
+        offset = self.language_offset(query_vector) if rule.language_weight else 0.0
+        return float(baseline(rule, similarity, coverage, offset))
+
+    @property
+    def bank_languages(self) -> list[str] | None:
+        """The language of each bank row, as its build recorded them (None before gate 4)."""
+        languages = self.meta.get("offtopic", {}).get("languages")
+        return languages if isinstance(languages, list) and len(languages) == len(self.offtopic) else None
+
+    def background_for(self, question: str) -> np.ndarray:
+        """The bank questions ``question`` is compared with: the bank's inputs in no language
+        (``asdf``, ``test``) only when none of its words occurs in the documents, so that a
+        one-word search for a term the documents use is not taken for keyboard mash."""
+        languages = self.bank_languages
+        if languages is None or self.keywords is None or not self.keywords.holds_any_word_of(question):
+            return self.background
+        if self._in_language is None:
+            rows = [r for r in self.meta["offtopic"]["background_rows"] if languages[r] != NO_LANGUAGE]
+            self._in_language = np.asarray(self.offtopic[rows])
+        return self._in_language
+
+    def language_offset(self, query_vector: np.ndarray) -> float:
+        """The offset of the question's language on this corpus (0 when its build measured none;
+        see ``threshold.language_offsets``)."""
+        offsets = self.meta["min_score"].get("language_offsets")
+        languages = self.bank_languages
+        if not offsets or languages is None:
+            return 0.0
+        if self._languages is None:
+            self._languages = language_centroids(self.offtopic, languages)
+        names, centroids = self._languages
+        language = nearest_languages(np.reshape(query_vector, (1, -1)), names, centroids)[0]
+        return float(offsets.get(language, 0.0))
+
+    def answer_threshold(self, baseline: float, cut: float | None = None) -> float:
+        """The cosine a passage must reach for a question with this baseline."""
+        return answer_threshold(self.min_score if cut is None else cut, baseline, self.legacy_gate)
+
+    @property
+    def corpus_language(self) -> str | None:
+        return self.meta.get("corpus_language")
+
+    def update_meta(self, change: Callable[[dict], dict]) -> None:
+        """Write ``change(meta)`` to disk, under the lock, if the index is still the one read."""
+        if self.identity is None:
+            raise UsageError("this index was not read from disk")
+        self.meta = update_meta(self.path, self.identity, self.meta, change)
+        self._masks.clear()
+
+    def identifier_rows(self, question: str) -> np.ndarray:
+        """Rows whose chunk contains a code the question names verbatim (see ``identifiers``),
+        case-insensitively, or every part of a reference it names (see ``references``:
+        ``art. 6 ust. 1 lit. a`` is in the chunk that cites it, not in those citing lit. b), or
+        that lie under a heading consisting of a name as code writes it that the question names
+        (see ``code_names``: "What does events.once() return?" and the section
+        "events.once(emitter, name[, options])", not every chunk mentioning it)."""
+        codes = identifiers(question)
+        chains = references(question)
+        names = code_names(question)
+        if not codes and not chains and not names:
+            return np.empty(0, dtype=np.int64)
+        keywords = self.keyword_index()
+        found = [keywords.rows_with(code) for code in codes]
+        found += [keywords.rows_with_all(parts) for parts in chains]
+        found += [keywords.rows_named(name) for name in names]
+        return np.unique(np.concatenate(found))
+
+    def allowed_rows(
+        self, paths: Sequence[str] = (), where: Sequence[str | Condition] = ()
+    ) -> np.ndarray | None:
+        """Mask of the rows of files matching one of the ``.gitignore``-style ``paths`` (``faq/**``,
+        ``regulamin.md``) and every ``where`` condition on front matter (``type=umowa``, see
+        ``filters``); None without a filter."""
+        key = (tuple(paths), tuple(conditions(where)))
+        mask = self._masks.get(key)
+        if mask is None and key != ((), ()):
+            mask = allowed_rows(self.meta, len(self.chunks), *key, self.path)
+            mask.flags.writeable = False  # shared by every search with this filter
+            if len(self._masks) >= MASKS_KEPT:
+                self._masks = {}  # replaced, not emptied: a search in another thread may hold it
+            self._masks[key] = mask
+        return mask
+
+    def keyword_index(self) -> KeywordIndex:
+        if self.keywords is None:
+            raise IndexCorruptError(
+                f"the index at {self.path}/ has no keyword index (built by an older semsearch; "
+                "dense mode needs none)"
+            )
+        return self.keywords
+
+    def ranked(
+        self,
+        question: str,
+        query_vector: np.ndarray,
+        k: int,
+        mode: str = "hybrid",
+        paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
+        cosine: np.ndarray | None = None,
+    ) -> list[Ranked]:
+        """The best ``k`` rows for ``question`` under ``mode``, only from files matching ``paths``
+        and ``where`` (see ``filters``).
+
+        - ``dense``: cosine similarity alone.
+        - ``keyword``: BM25 alone (rows sharing no token with the question are not results).
+        - ``hybrid``: cosine similarity, fused with BM25 (see ``fuse``) when the question names
+          something exact (a number, a code, a quoted phrase): embeddings blur exact strings,
+          and keywords measured worse than embeddings on questions in plain words.
+
+        Outside dense mode, chunks containing a code or reference the question names verbatim
+        come first (see ``identifier_rows``); in hybrid mode the rest of the question orders
+        them (see ``exact``: the name they all hold tells them apart no more).
+        """
+        if mode not in MODES:
+            raise UsageError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
+        cosine = self.cosines(query_vector) if cosine is None else cosine
+        allowed = self.allowed_rows(paths, where)
+        keyword = None
+        exact = np.empty(0, dtype=np.int64)
+        ranking = cosine
+        if mode != "dense":
+            keyword = self.keyword_index().scores(question)
+            exact = self.identifier_rows(question)
+            if mode == "keyword":
+                ranking = keyword
+                matched = keyword > 0
+                allowed = matched if allowed is None else allowed & matched
+            elif fuses(mode, question):
+                ranking = fuse(cosine, keyword)
+        if mode == "hybrid" and len(exact) > 1:  # they come first, ordered by the rest of the question
+            ranking = np.array(ranking, dtype=np.float64)
+            ranking[exact] = exact_scores(self.keyword_index(), question, cosine)[exact]
+        exact_rows = set(exact.tolist())
+        rows = rank(ranking, k, first=exact, allowed=allowed)
+        check_unit_rows(self.vectors, rows, self.path)
+        return [
+            Ranked(
+                row=int(i),
+                score=float(cosine[i]),
+                exact=int(i) in exact_rows,
+                keyword_score=None if keyword is None else float(keyword[i]),
+            )
+            for i in rows
+        ]
+
+    def _hit(self, rank: int, ranked: Ranked) -> Hit:
+        chunk = self.chunks[ranked.row]
+        path = _absolute(self.meta["docs_root"], chunk.source)
+        return Hit(
+            rank=rank,
+            score=ranked.score,
+            chunk=chunk,
+            keyword_score=ranked.keyword_score,
+            path=path,
+            row=ranked.row,
+            keywords=self.keywords,
+            exact=ranked.exact,
+        )
+
+    def search(
+        self,
+        question: str,
+        query_vector: np.ndarray,
+        k: int,
+        min_score: float | None = None,
+        mode: str = "hybrid",
+        paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
+    ) -> Answer:
+        """Top ``k`` chunks that pass the threshold, in any mode.
+
+        The decision reads cosine similarity whatever ranked the rows (fused or BM25 scores
+        have no threshold of their own): without ``min_score`` a passage must reach the index's
+        cut plus the question's baseline (see ``threshold``). An explicit ``min_score`` is a
+        plain cosine threshold instead. A passage containing a code or reference the question
+        names verbatim is an answer whatever its score (not in dense mode).
+
+        The first-ranked passage decides whether the question is answered, as in ``eval``: so
+        ``k`` changes how many passages are shown, never whether there is an answer (a weaker
+        passage ranked first by keywords would otherwise refuse at ``k`` = 1 what ``k`` = 3
+        answers). Below it, only the passages that pass are shown.
+        """
+        cosine = self.cosines(query_vector)
+        own_baseline = None
+        threshold = min_score
+        if threshold is None:
+            own_baseline = self.baseline(question, query_vector, cosine, self.allowed_rows(paths, where))
+            threshold = self.answer_threshold(own_baseline)
+        ranked = self.ranked(question, query_vector, k, mode, paths, where, cosine)
+        answered = bool(ranked) and is_answer(ranked[0].score, ranked[0].exact, threshold)
+        found = [r for r in ranked if is_answer(r.score, r.exact, threshold)] if answered else []
+        hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
+        return Answer(
+            question,
+            hits,
+            float(threshold),
+            own_baseline,
+            mode,
+            fused=fuses(mode, question),
+            missing=tuple(missing := self.missing_outside(question, self.allowed_rows(paths, where))),
+            missing_elsewhere={name: files for name, files in missing.items() if files},
+            best_score=ranked[0].score if ranked else None,
+        )
+
+    def missing_outside(self, question: str, allowed: np.ndarray | None = None) -> dict[str, list[str]]:
+        """The codes, references and names as code writes them that ``question`` names verbatim
+        (see ``identifier_rows``) that no row where ``allowed`` holds, each with the files
+        outside ``allowed`` that do (a code asked about under ``--path`` may sit in a file not
+        searched); none without a keyword index. A code name counts as held by the rows that
+        write it or lie under a heading naming it: asked about ``tasks.delete()``, a passage on
+        ``tasks.archive()`` ranks first, and the reader is told it is not the one asked about."""
+        keywords = self.keywords
+        if keywords is None:
+            return {}
+        named = [(code, keywords.rows_with(code)) for code in identifiers(question)]
+        named += [(" ".join(parts), keywords.rows_with_all(parts)) for parts in references(question)]
+        named += [
+            (name, np.union1d(keywords.rows_with(name), keywords.rows_named(name)))
+            for name in code_names(question)
+        ]
+        found: dict[str, list[str]] = {}
+        for name, rows in named:
+            if name not in found and not (len(rows) if allowed is None else allowed[rows].any()):
+                found[name] = sorted({self.chunks[int(row)].source for row in rows})
+        return found
+
+
+def fuses(mode: str, question: str) -> bool:
+    """Whether ``mode`` ranks ``question`` by cosine fused with BM25 (see ``Index.ranked``)."""
+    return mode == "hybrid" and names_something_exact(question)
+
+
+def _absolute(docs_root: str, source: str) -> str:
+    return os.path.join(docs_root, *source.split("/"))

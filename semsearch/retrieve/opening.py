@@ -1,0 +1,41 @@
+"""Opening a stored index for search: read and checked from disk, and the model it records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from semsearch.encode.embedders import Embedder, canonical_spec, load_embedder
+from semsearch.errors import IndexCorruptError, ModelError
+from semsearch.retrieve.index import Index
+from semsearch.store.reader import read_index
+
+
+def load_index(index_dir: Path, keywords: bool = True) -> Index:
+    """Read and check the index at ``index_dir`` (see ``reader.read_index``)."""
+    stored = read_index(Path(index_dir), keywords=keywords)
+    return Index(
+        path=stored.path,
+        meta=stored.meta,
+        chunks=stored.chunks,
+        vectors=stored.vectors,
+        offtopic=stored.offtopic,
+        background=stored.background,
+        keywords=stored.keywords,
+        identity=stored.identity,
+    )
+
+
+def embedder_for(index: Index, requested_model: str | None = None) -> Embedder:
+    """The embedder the index was built with; a different ``requested_model`` is an error."""
+    if requested_model and canonical_spec(requested_model) != index.model:
+        raise ModelError(
+            f"the index was built with {index.model}, not {canonical_spec(requested_model)}; "
+            "queries must use the index's model (rebuild to change it)"
+        )
+    embedder = load_embedder(index.model, local_only=True)
+    if embedder.dim != index.vectors.shape[1]:
+        raise IndexCorruptError(
+            f"model {index.model} gives {embedder.dim}-dim vectors but the index holds "
+            f"{index.vectors.shape[1]}-dim ones"
+        )
+    return embedder

@@ -1,0 +1,225 @@
+"""Exact top-k search over normalized vectors: one matrix product, one partial selection."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from semsearch.ingest.chunking import Chunk
+
+if TYPE_CHECKING:
+    from semsearch.encode.keywords import KeywordIndex
+    from semsearch.retrieve.snippets import Snippet
+
+
+@dataclass(frozen=True)
+class Hit:
+    rank: int
+    score: float
+    """Cosine similarity to the question."""
+    chunk: Chunk
+    keyword_score: float | None = None
+    """BM25 score (None in dense mode)."""
+    path: str | None = None
+    """The file's absolute path (the docs folder the index records, and ``source``)."""
+    row: int | None = None
+    """The chunk's row in the index (None for a hit made outside an index)."""
+    keywords: KeywordIndex | None = field(default=None, repr=False, compare=False)
+    """The index's keyword side: its stemmer and word rarities choose the snippet."""
+    exact: bool = False
+    """The passage holds a code, reference or heading name the question writes verbatim: such
+    passages are listed first, and answer whatever their cosine (not in dense mode)."""
+
+    def snippet(self, question: str, chars: int | None = None) -> Snippet:
+        """The lines of the passage that show why it matched ``question`` (see ``snippets``)."""
+        from semsearch.errors import UsageError
+        from semsearch.retrieve.snippets import SNIPPET_CHARS, best_snippet, question_terms
+
+        if not isinstance(question, str):
+            raise UsageError(f"a question is text, not {type(question).__name__}")
+
+        keywords = self.keywords
+        terms = question_terms(
+            question, keywords.language if keywords else None, keywords.idf if keywords else None
+        )
+        chunk = self.chunk
+        return best_snippet(
+            chunk.text, chunk.start_line, terms, end_line=chunk.end_line, chars=chars or SNIPPET_CHARS
+        )
+
+    @property
+    def source(self) -> str:
+        """The file, relative to the docs folder."""
+        return self.chunk.source
+
+    @property
+    def section(self) -> str:
+        return self.chunk.section
+
+    @property
+    def location(self) -> str:
+        """``file › heading path (lines a–b)``."""
+        return self.chunk.location
+
+    @property
+    def text(self) -> str:
+        return self.chunk.text
+
+    @property
+    def lines(self) -> tuple[int, int]:
+        """First and last line of the passage in its file (1-based, inclusive)."""
+        return (self.chunk.start_line, self.chunk.end_line)
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` highest scores, best first; ties go to the lower index.
+
+    Equals ``np.argsort(-scores, kind="stable")[:k]`` but costs O(n + k log k): ``argpartition``
+    finds the k-th best score, then only the candidates at or above it are sorted.
+    """
+    n = scores.shape[0]
+    k = max(0, min(k, n))
+    if k == 0:
+        return np.empty(0, dtype=np.int64)
+    if k < n:
+        kth_best = scores[np.argpartition(scores, n - k)[n - k]]
+        above = np.flatnonzero(scores > kth_best)
+        tied = np.flatnonzero(scores == kth_best)[: k - above.size]
+        candidates = np.concatenate([above, tied])
+    else:
+        candidates = np.arange(n)
+    order = np.lexsort((candidates, -scores[candidates]))
+    return candidates[order]
+
+
+MODES = ("hybrid", "dense", "keyword")
+
+
+def fuse(cosine: np.ndarray, keyword: np.ndarray) -> np.ndarray:
+    """Dense and BM25 scores on one scale, equally weighted.
+
+    Neither scale means anything across models or corpora, so each is rescaled within the
+    question: cosines so that the median chunk is 0 and the best 1, BM25 by its best score.
+    """
+    reference, best = float(np.median(cosine)), float(cosine.max())
+    dense = (cosine - reference) / (best - reference) if best > reference else np.zeros_like(cosine)
+    top = float(keyword.max()) if len(keyword) else 0.0
+    return dense + (keyword / top if top > 0 else 0.0)
+
+
+def rank(
+    scores: np.ndarray,
+    k: int,
+    first: np.ndarray | None = None,
+    allowed: np.ndarray | None = None,
+) -> np.ndarray:
+    """Rows of the best ``k`` ``scores``, best first.
+
+    Rows listed in ``first`` rank above all others (by their own scores among themselves); with
+    ``allowed`` (a boolean mask) only those rows rank at all: a filter applied before the top k,
+    so it never empties a result that exists.
+    """
+    if (first is None or not len(first)) and allowed is None:
+        return top_k(scores, k)
+    ranking = np.array(scores, dtype=np.float64)
+    if first is not None and len(first):
+        ranking[first] += float(ranking.max() - ranking.min()) + 1.0
+    if allowed is not None:
+        ranking[~allowed] = -np.inf
+        k = min(k, int(allowed.sum()))
+    return top_k(ranking, k)
+
+
+def search_vectors(
+    vectors: np.ndarray, query: np.ndarray, k: int, min_score: float | None = None
+) -> list[tuple[int, float]]:
+    """Best ``k`` rows of ``vectors`` by dot product with ``query``, dropping those under ``min_score``."""
+    scores = vectors @ np.asarray(query, dtype=vectors.dtype).reshape(-1)
+    found = [(int(i), float(scores[i])) for i in top_k(scores, k)]
+    if min_score is not None:
+        found = [(i, s) for i, s in found if s >= min_score]
+    return found
+
+
+_QUOTED = re.compile(r'"[^"]+"|„[^"”]+["”]|“[^”]+”|«[^»]+»|`[^`]+`')
+_EXACT_HINT = re.compile(r"\d|§|\w[_+]\w|\w\(\)")
+_TOKEN = re.compile(r"[^\s\"'„”“«»()\[\]{},;:!?`]+")
+_FLAG = re.compile(r"--?[^\W\d_][\w-]*(?:=\S*)?")
+_DOTFILE = re.compile(r"\.[^\W\d_][\w.-]*")
+_VARIABLE = re.compile(r"\$[^\W\d]\w*")
+
+
+def names_something_exact(question: str) -> bool:
+    """Whether the question names an exact string: then keywords earn a say in the ranking.
+
+    Exact are a number, ``§``, a quoted phrase, a snake_case key or ``ERR_*`` code, a key
+    combination (``Ctrl+Alt+M``), a call (``once()``), and any name as code writes it (see
+    ``is_code_name``: ``events.once``, ``readFile``, ``--max-old-space-size``, ``package.json``).
+    """
+    return bool(_EXACT_HINT.search(question) or _QUOTED.search(question) or code_names(question))
+
+
+def code_names(question: str) -> list[str]:
+    """The names as code writes them that a question holds (see ``is_code_name``), without a
+    sentence's full stop: "What does events.once() return?" → ``["events.once"]``."""
+    return [token.rstrip(".") for token in _TOKEN.findall(question) if is_code_name(token)]
+
+
+def is_code_name(token: str) -> bool:
+    """Whether one word of a question is a name as code writes it: a dotted name (``fs.readFile``,
+    ``package.json``, ``Node.js``; not ``e.g.`` or ``m.in.``: its first and last parts have two
+    characters or more), camelCase (``prependOnceListener``, ``EventEmitter``), a command-line
+    flag (``--max-old-space-size``, ``-g``), a hidden file (``.npmrc``) or a ``$VARIABLE``.
+    A full stop ending the sentence does not count; a plain or hyphenated word (``e-mail``) is none."""
+    token = token.rstrip(".")
+    if not any(c.isalpha() for c in token):
+        return False
+    if _FLAG.fullmatch(token) or _DOTFILE.fullmatch(token) or _VARIABLE.fullmatch(token):
+        return True
+    parts = token.split(".")
+    if len(parts) > 1 and all(parts) and len(parts[0]) >= 2 and len(parts[-1]) >= 2:
+        return True
+    return any(a.islower() and b.isupper() for a, b in pairwise(token))
+
+
+def identifiers(question: str) -> list[str]:
+    """Codes a question names verbatim: tokens mixing letters and digits or digits joined by
+    separators (``PAY-517``, ``FV/2026/04/118``), long numbers (``5272981046``: not a year or
+    an amount), snake_case keys and key combinations (``max_attachment_mb``, ``Ctrl+Alt+M``).
+    Short numbers and plain words (even hyphenated ones, ``e-mail``) are not."""
+    found = []
+    for token in _TOKEN.findall(question):
+        token = token.strip(".")
+        inner = token.strip("-/_+")
+        has_digit = any(c.isdigit() for c in token)
+        has_letter = any(c.isalpha() for c in token)
+        code = len(token) >= 4 and has_digit and (has_letter or any(c in "-/_" for c in inner))
+        long_number = token.isdigit() and len(token) >= 5
+        key = has_letter and any(c in "_+" for c in inner)
+        if code or long_number or key:
+            found.append(token)
+    return found
+
+
+_REFERENCE_PART = r"(?:§|\b[^\W\d_]{1,5}\.)\s*(?:\d+[^\W\d_]?|[^\W\d_])(?![\w-])"
+_REFERENCE = re.compile(rf"{_REFERENCE_PART}(?:[\s,]+{_REFERENCE_PART})*")
+
+
+def references(question: str) -> list[list[str]]:
+    """Legal-style references a question names, each as its parts: ``§ 7`` → ``[["§ 7"]]``,
+    ``art. 6 ust. 1 lit. a`` → ``[["art. 6", "ust. 1", "lit. a"]]``.
+
+    A part is ``§`` or an abbreviation with its dot, then a number or a single letter. One part
+    alone counts only after ``§`` or ``art.``: ``np. 5`` or ``ok. 3`` is no reference, ``art. 6``
+    and ``art. 6 ust. 1`` are.
+    """
+    found = []
+    for match in _REFERENCE.finditer(question):
+        parts = [" ".join(m.group().split()) for m in re.finditer(_REFERENCE_PART, match.group())]
+        if len(parts) >= 2 or parts[0].startswith("§") or parts[0].casefold().startswith("art."):
+            found.append(parts)
+    return found

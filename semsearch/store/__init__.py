@@ -1,0 +1,1 @@
+"""The index on disk: its folder, format, meta.json, journal and readers."""

@@ -1,0 +1,170 @@
+"""Reading an index back: every file checked, vectors memory-mapped (never unpickled), and a
+read that a concurrent build's swap interrupted started over."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from semsearch.encode.keywords import KeywordIndex
+from semsearch.errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
+from semsearch.store.chunkfile import CHUNKS_FILE, ChunkFile
+from semsearch.store.schema import CHUNKS_DIGEST, META_FILE, check_meta
+from semsearch.util.jsonparse import parse_json
+
+READ_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError, IndexError, UnicodeDecodeError)
+"""What reading a damaged file can raise (numpy, json, our own checks)."""
+
+
+@dataclass(frozen=True)
+class StoredIndex:
+    """Everything read from an index folder, checked for consistency."""
+
+    path: Path
+    meta: dict
+    chunks: ChunkFile
+    vectors: np.ndarray
+    offtopic: np.ndarray
+    background: np.ndarray
+    keywords: KeywordIndex | None
+    identity: tuple[int, int, str]
+    """The folder's (device, inode) and the sha256 of its meta.json when read."""
+
+
+# Reading
+
+
+def identity(folder: Path) -> tuple[int, int, str] | None:
+    try:
+        stat = folder.stat()
+        digest = hashlib.sha256((folder / META_FILE).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return (stat.st_dev, stat.st_ino, digest)
+
+
+def read_index(index_dir: Path, attempts: int = 3, keywords: bool = True) -> StoredIndex:
+    """Read and check an index; vectors are memory-mapped, never unpickled (``keywords`` False:
+    its keyword index is not read, and is None).
+
+    A build swaps a new index folder in while a reader may be reading: if the folder changed
+    during the read, the read starts over, so the result is wholly the old or the new index.
+    """
+    index_dir = Path(index_dir)
+    for attempt in range(attempts):
+        before = identity(index_dir)
+        try:
+            stored = _read(index_dir, before, keywords)
+        except SemsearchError:
+            if attempt + 1 < attempts and identity(index_dir) != before:
+                continue
+            raise
+        if identity(index_dir) == before:
+            return stored
+    raise IndexCorruptError(f"the index at {index_dir}/ kept changing while being read; try again")
+
+
+def _read(index_dir: Path, identity: tuple[int, int, str] | None, keywords: bool = True) -> StoredIndex:
+    if index_dir.exists() and not index_dir.is_dir():
+        raise IndexMissingError(f"{index_dir} is a file, not an index folder")
+    if not index_dir.exists():
+        raise IndexMissingError(f"no index at {index_dir}/ (no such folder)")
+    if not (index_dir / META_FILE).is_file() or identity is None:
+        raise IndexMissingError(f"no index at {index_dir}/ (the folder holds no meta.json)")
+    problem = f"index at {index_dir}/"
+    try:
+        meta = parse_json((index_dir / META_FILE).read_text(encoding="utf-8"))
+    except READ_ERRORS as exc:
+        raise MetaUnreadableError(f"{problem} has unreadable metadata ({exc})") from exc
+    meta = check_meta(meta, problem)
+    try:
+        chunks = ChunkFile.open(index_dir)
+    except FileNotFoundError as exc:
+        raise IndexCorruptError(f"{problem} is incomplete ({Path(exc.filename).name} missing)") from exc
+    except READ_ERRORS as exc:
+        raise IndexCorruptError(f"{problem} has unreadable chunks ({exc})") from exc
+    dim = meta["model"]["dim"]
+    vectors = _load_matrix(index_dir / "vectors.npy", dim)
+    offtopic = _load_matrix(index_dir / "offtopic.npy", dim)
+    rows = meta["offtopic"]["background_rows"]
+    if not all(0 <= r < len(offtopic) for r in rows):
+        raise IndexCorruptError(f"{problem} has inconsistent off-topic rows")
+    check_unit_rows(offtopic, np.asarray(rows, dtype=np.int64), index_dir)
+    if vectors.shape[0] != len(chunks) or meta["chunks"] != len(chunks):
+        raise IndexCorruptError(
+            f"{problem}: {vectors.shape[0]} vectors for {len(chunks)} chunks (meta says {meta['chunks']})"
+        )
+    for source, record in meta["files"].items():
+        start, end = record.get("rows", (0, 0))
+        if not 0 <= start <= end <= len(chunks):
+            raise IndexCorruptError(f"{problem}: rows of {source!r} out of range")
+    return StoredIndex(
+        path=index_dir,
+        meta=meta,
+        chunks=chunks,
+        vectors=vectors,
+        offtopic=offtopic,
+        background=np.asarray(offtopic[rows]),
+        keywords=_load_keywords(index_dir, meta, len(chunks), problem) if keywords else None,
+        identity=identity,
+    )
+
+
+def _load_keywords(index_dir: Path, meta: dict, rows: int, problem: str) -> KeywordIndex | None:
+    if "keywords" not in meta:
+        return None  # built before keyword search existed
+    try:
+        return KeywordIndex.load(index_dir, rows, meta["keywords"]["language"])
+    except READ_ERRORS as exc:
+        raise IndexCorruptError(f"{problem} has an unreadable keyword index ({exc})") from exc
+
+
+def _load_matrix(path: Path, dim: int) -> np.ndarray:
+    """A float32 (N, dim) array, memory-mapped; anything else is a corrupt index."""
+    problem = f"index at {path.parent}/"
+    try:
+        matrix = np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError as exc:
+        raise IndexCorruptError(f"{problem} is incomplete ({path.name} missing)") from exc
+    except READ_ERRORS as exc:
+        raise IndexCorruptError(
+            f"{problem} has an unreadable {path.name} ({exc or type(exc).__name__})"
+        ) from exc
+    if (
+        not isinstance(matrix, np.ndarray)
+        or matrix.dtype != np.float32
+        or matrix.ndim != 2
+        or matrix.shape[1] != dim
+    ):
+        raise IndexCorruptError(
+            f"{problem}: {path.name} is {getattr(matrix, 'dtype', '?')} {getattr(matrix, 'shape', '?')}, "
+            f"expected float32 (N, {dim})"
+        )
+    return matrix
+
+
+def check_unit_rows(matrix: np.ndarray, rows: np.ndarray, where: Path) -> None:
+    """Rows of an index are L2-normalized (or zero): anything else is damage, not a score. Checked
+    on the rows a reader uses, so a damaged vector file is an error rather than a wrong answer."""
+    norms = np.linalg.norm(np.asarray(matrix[rows], dtype=np.float64), axis=1)
+    if not np.all((np.abs(norms - 1) < 1e-3) | (norms == 0)):
+        raise IndexCorruptError(f"index at {where}/ has damaged vectors (rows that are not unit length)")
+
+
+def check_chunks(chunks: ChunkFile, meta: dict, where: Path) -> None:
+    """Raise IndexCorruptError unless ``chunks`` are the ones the build wrote: the file matches
+    the sha256 meta.json records, or, in an index written before that digest, every chunk parses.
+    Done before a build reuses them (`ask` reads only the chunks it shows, unchecked)."""
+    recorded = meta.get(CHUNKS_DIGEST)
+    try:
+        if recorded is None:
+            chunks.load()
+            return
+        same = chunks.sha256() == recorded
+    except OSError as exc:
+        raise IndexCorruptError(f"index at {where}/ has unreadable chunks ({exc})") from exc
+    if not same:
+        raise IndexCorruptError(f"{CHUNKS_FILE} no longer matches the checksum in meta.json")

@@ -1,0 +1,1 @@
+"""Small helpers every stage may use (no semsearch imports but errors)."""
