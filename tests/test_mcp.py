@@ -21,7 +21,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 
 from semsearch.build.pipeline import build_index  # noqa: E402
-from semsearch.evaluation.quality import write_min_score  # noqa: E402
+from semsearch.evaluation.quality import write_margin  # noqa: E402
 from semsearch.mcp import server as mcp_server  # noqa: E402
 from semsearch.mcp.server import MAX_PASSAGE_CHARS, Library  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
@@ -185,7 +185,7 @@ def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds
     assert absolute["source"] == "b.md" and absolute["passages"] == library.get_passage("b.md")["passages"]
     assert found["mode"] == "dense"
 
-    write_min_score(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites meta.json only
+    write_margin(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites meta.json only
     info = library.index_info()
     assert info["margin"] == 0.5 and "calibrated" in info["margin_origin"]
     library.close()

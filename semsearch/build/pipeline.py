@@ -66,7 +66,7 @@ class BuildReport:
     files: int
     chunks: int = 0
     seconds: float = 0.0
-    min_score: float = 0.0
+    margin: float = 0.0
     """The threshold in force after the build (a kept calibrated one, or the build-time one)."""
     warnings: list[str] = field(default_factory=list)
     """Files indexed after a repair (e.g. invalid UTF-8 replaced), a dropped calibration."""
@@ -174,7 +174,7 @@ def build_index(
             records = refreshed_records(previous.meta["files"], plan.sources, plan.front_matter)
             if not dry_run:
                 keep_index(previous, plan.docs, records, skipped_records(plan.skipped), excludes)
-            plan.report.chunks, plan.report.min_score = len(previous.chunks), previous.min_score
+            plan.report.chunks, plan.report.margin = len(previous.chunks), previous.gate.margin
             plan.report.up_to_date = True
         else:
             embedder = embedder or load_embedder(spec)
@@ -320,7 +320,7 @@ def _build(
     write_index(plan.target, vectors, chunks, meta, calibration.offtopic, keywords)
     journal.discard()
     plan.report.chunks = len(chunks)
-    plan.report.min_score = calibrated["value"] if calibrated else calibration.min_score
+    plan.report.margin = calibrated["value"] if calibrated else calibration.min_score
 
 
 def _journal(plan: _Plan, embedder: Embedder) -> Journal:

@@ -336,7 +336,7 @@ def evaluate_questions(
 
     Top-1 / top-3 accuracy, MRR, and how well the no-answer gate separates the questions."""
     from semsearch.collection import Collection
-    from semsearch.evaluation.quality import evaluate, load_questions, write_min_score
+    from semsearch.evaluation.quality import evaluate, load_questions, write_margin
 
     ks = positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
@@ -355,8 +355,8 @@ def evaluate_questions(
                 f"calibrating on {len(asked):,} questions: the threshold will be noisy "
                 f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
             )
-        if calibrate and report.suggested_min_score is not None:
-            write_min_score(collection.index, report.suggested_min_score, questions, len(asked))
+        if calibrate and report.suggested_margin is not None:
+            write_margin(collection.index, report.suggested_margin, questions, len(asked))
     if as_json:
         render.print_json(render_eval.eval_json(report, calibrated=calibrate))
     else:

@@ -209,7 +209,7 @@ class Library:
             without_text=empty[:MAX_LISTED_FILES],
             chunks=len(index.chunks),
             model=index.model,
-            margin=round(index.min_score, 4),
+            margin=round(index.gate.margin, 4),
             margin_origin=origin,
             built_at=meta.get("built_at"),
             semsearch_version=meta.get("semsearch_version"),
