@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder, fit_question
 from semsearch.errors import UsageError
 from semsearch.retrieve.answer import Answer
@@ -67,9 +68,9 @@ class Collection:
     def search(
         self,
         question: str,
-        k: int = 3,
+        k: int = DEFAULT_K,
         *,
-        mode: str = "hybrid",
+        mode: str = DEFAULT_MODE,
         paths: str | Sequence[str] = (),
         where: str | Condition | Sequence[str | Condition] = (),
         min_score: float | None = None,
@@ -87,9 +88,9 @@ class Collection:
     def search_many(
         self,
         questions: Sequence[str],
-        k: int = 3,
+        k: int = DEFAULT_K,
         *,
-        mode: str = "hybrid",
+        mode: str = DEFAULT_MODE,
         paths: str | Sequence[str] = (),
         where: str | Condition | Sequence[str | Condition] = (),
         min_score: float | None = None,

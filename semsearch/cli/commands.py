@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -15,20 +14,8 @@ from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
 from semsearch.cli.render import output as render
+from semsearch.defaults import DEFAULT_K, Expand, Mode
 from semsearch.errors import IndexMissingError
-
-
-class Expand(str, Enum):
-    chunk = "chunk"
-    section = "section"
-    file = "file"
-
-
-class Mode(str, Enum):
-    hybrid = "hybrid"
-    dense = "dense"
-    keyword = "keyword"
-
 
 IndexOption = Annotated[
     Path | None,
@@ -194,7 +181,7 @@ def ask(
         ),
     ],
     index: IndexOption = None,
-    k: Annotated[int, typer.Option("-k", "--top", min=1, help="How many results at most.")] = 3,
+    k: Annotated[int, typer.Option("-k", "--top", min=1, help="How many results at most.")] = DEFAULT_K,
     min_score: Annotated[
         float | None,
         typer.Option(

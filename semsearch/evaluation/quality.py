@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from semsearch.defaults import DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
 from semsearch.errors import QuestionsError
 from semsearch.gate.decision import Verdict, decide
@@ -108,7 +109,7 @@ class EvalReport:
     margin: float
     results: list[QuestionResult]
     suggested_margin: float | None
-    mode: str = "hybrid"
+    mode: str = DEFAULT_MODE
     legacy_gate: bool = False
     """``margin`` is the cosine floor of an index built before the relevance rule, not a margin."""
     metrics: dict[str, float | int | None] = field(default_factory=dict)
@@ -235,7 +236,7 @@ def evaluate(
     questions: list[Question],
     k: int = 3,
     progress: Callable[[int, int], None] | None = None,
-    mode: str = "hybrid",
+    mode: str = DEFAULT_MODE,
     ks: Sequence[int] = (),
     warn: Callable[[str], None] | None = None,
 ) -> EvalReport:

@@ -31,6 +31,7 @@ from typing import Any
 
 from semsearch import __version__
 from semsearch.collection import Collection
+from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
 from semsearch.errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
 from semsearch.gate.threshold import BASELINE_IN_WORDS
@@ -127,7 +128,12 @@ class Library:
     # The tools
 
     def search(
-        self, question: Question, k: K = 5, mode: Mode = "hybrid", paths: Paths = (), where: Where = ()
+        self,
+        question: Question,
+        k: K = DEFAULT_K,
+        mode: Mode = DEFAULT_MODE,
+        paths: Paths = (),
+        where: Where = (),
     ) -> SearchResult:
         with self._call() as collection:
             answer = collection.search(question, k, mode=mode, paths=paths, where=where)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from semsearch.defaults import DEFAULT_MODE, MODES
 from semsearch.encode.keywords import KeywordIndex
 from semsearch.errors import IndexCorruptError, UsageError
 from semsearch.gate.bank import bank_sha256
@@ -27,7 +28,6 @@ from semsearch.retrieve.answer import Answer, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
 from semsearch.retrieve.search import (
-    MODES,
     Hit,
     code_names,
     fuse,
@@ -153,7 +153,7 @@ class Index:
         question: str,
         query_vector: np.ndarray,
         k: int,
-        mode: str = "hybrid",
+        mode: str = DEFAULT_MODE,
         paths: Sequence[str] = (),
         where: Sequence[str | Condition] = (),
         cosine: np.ndarray | None = None,
@@ -223,7 +223,7 @@ class Index:
         query_vector: np.ndarray,
         k: int,
         min_score: float | None = None,
-        mode: str = "hybrid",
+        mode: str = DEFAULT_MODE,
         paths: Sequence[str] = (),
         where: Sequence[str | Condition] = (),
     ) -> Answer:
