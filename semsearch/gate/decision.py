@@ -33,12 +33,19 @@ class Verdict:
 
 
 def decide(
-    first_score: float | None, first_exact: bool, own_baseline: float, margin: float, legacy: bool
+    first_score: float | None,
+    first_exact: bool,
+    own_baseline: float,
+    margin: float,
+    legacy: bool,
+    names_unheld: bool = False,
 ) -> Verdict:
     """The one decision rule: the first-ranked passage answers when it reaches the margin plus the
-    question's baseline (see ``threshold``), or holds what the question names verbatim."""
+    question's baseline (see ``threshold``), or holds what the question names verbatim; never
+    when everything the question names verbatim is in no indexed file (``names_unheld``)."""
     threshold = answer_threshold(margin, own_baseline, legacy)
-    return Verdict(threshold, first_score is not None and is_answer(first_score, first_exact, threshold))
+    answered = first_score is not None and is_answer(first_score, first_exact, threshold)
+    return Verdict(threshold, answered and not names_unheld)
 
 
 @dataclass
@@ -94,8 +101,10 @@ class Gate:
         offset = self.language_offset(query_vector) if rule.language_weight else 0.0
         return float(baseline(rule, similarity, coverage, offset))
 
-    def decide(self, first_score: float | None, first_exact: bool, own_baseline: float) -> Verdict:
-        return decide(first_score, first_exact, own_baseline, self.margin, self.legacy)
+    def decide(
+        self, first_score: float | None, first_exact: bool, own_baseline: float, names_unheld: bool = False
+    ) -> Verdict:
+        return decide(first_score, first_exact, own_baseline, self.margin, self.legacy, names_unheld)
 
     @property
     def bank_languages(self) -> list[str] | None:

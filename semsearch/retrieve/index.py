@@ -9,6 +9,7 @@ per-file fingerprints, thresholds), ``offtopic.npy`` (query vectors of the off-t
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,10 +245,12 @@ class Index:
         allowed = self.allowed_rows(paths, where)
         ranked = self.ranked(question, query_vector, k, mode, paths, where, cosine)
         first_score, first_exact = (ranked[0].score, ranked[0].exact) if ranked else (None, False)
+        named = self.named_rows(question)
+        unheld = all_unheld(named)
         own_baseline = None
         if min_score is None:
             own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
-            verdict = self.gate.decide(first_score, first_exact, own_baseline)
+            verdict = self.gate.decide(first_score, first_exact, own_baseline, bool(unheld))
         else:  # the user's own cosine cutoff
             verdict = Verdict(
                 min_score, first_score is not None and is_answer(first_score, first_exact, min_score)
@@ -262,32 +265,66 @@ class Index:
             own_baseline,
             mode,
             fused=fuses(mode, question),
-            missing=tuple(missing := self.missing_outside(question, allowed)),
+            missing=tuple(missing := self.missing_outside(named, allowed)),
             missing_elsewhere={name: files for name, files in missing.items() if files},
             best_score=ranked[0].score if ranked else None,
+            unheld=unheld if min_score is None else (),
         )
 
-    def missing_outside(self, question: str, allowed: np.ndarray | None = None) -> dict[str, list[str]]:
+    def named_rows(self, question: str) -> list[tuple[str, np.ndarray]]:
         """The codes, references and names as code writes them that ``question`` names verbatim
-        (see ``identifier_rows``) that no row where ``allowed`` holds, each with the files
-        outside ``allowed`` that do (a code asked about under ``--path`` may sit in a file not
-        searched); none without a keyword index. A code name counts as held by the rows that
-        write it or lie under a heading naming it: asked about ``tasks.delete()``, a passage on
-        ``tasks.archive()`` ranks first, and the reader is told it is not the one asked about."""
+        (see ``identifier_rows``), each with the rows that hold it; none without a keyword index.
+        A code name counts as held by the rows that write it or lie under a heading naming it."""
         keywords = self.keywords
         if keywords is None:
-            return {}
+            return []
         named = [(code, keywords.rows_with(code)) for code in identifiers(question)]
         named += [(" ".join(parts), keywords.rows_with_all(parts)) for parts in references(question)]
         named += [
             (name, np.union1d(keywords.rows_with(name), keywords.rows_named(name)))
             for name in code_names(question)
         ]
+        return named
+
+    def missing_outside(
+        self, named: list[tuple[str, np.ndarray]], allowed: np.ndarray | None = None
+    ) -> dict[str, list[str]]:
+        """Those of ``named`` (see ``named_rows``) that no row where ``allowed`` holds, each with
+        the files outside ``allowed`` that do (a code asked about under ``--path`` may sit in a
+        file not searched): asked about ``tasks.delete()``, a passage on ``tasks.archive()``
+        ranks first, and the reader is told it is not the one asked about."""
         found: dict[str, list[str]] = {}
         for name, rows in named:
             if name not in found and not (len(rows) if allowed is None else allowed[rows].any()):
                 found[name] = sorted({self.chunks[int(row)].source for row in rows})
         return found
+
+
+def all_unheld(named: list[tuple[str, np.ndarray]]) -> tuple[str, ...]:
+    """The salient names the question asks about when the indexed folder holds nothing it names
+    (else none): evidence that the folder is not about what is asked (another framework's
+    ``ActionMailer``). Only names no sentence writes count (see ``is_salient``): a year range,
+    a Chinese phrase with a date, an inflected brand name (``iPadzie``) are no such evidence."""
+    if any(len(rows) for _, rows in named):
+        return ()
+    return tuple(dict.fromkeys(name for name, _ in named if is_salient(name)))
+
+
+_SALIENT_MARKS = re.compile(r"[._()]|[A-Z][a-z0-9]+[A-Z]")
+
+
+def is_salient(name: str) -> bool:
+    """An ASCII name as code or a catalogue writes it: capitals or short letter runs with digits
+    (``PAY-517``, ``v2``; not ``130-metrowy``), a dot,
+    underscore or call (``events.once``, ``max_size``), two capitalised parts (``ActionMailer``),
+    or a legal reference (``§ 99``)."""
+    if name.startswith(("§", "art.")):
+        return True
+    if not name.isascii():
+        return False
+    words = re.findall(r"[A-Za-z]+", name)
+    code = any(c.isdigit() for c in name) and words and all(w.isupper() or len(w) <= 2 for w in words)
+    return bool(code) or bool(_SALIENT_MARKS.search(name))
 
 
 def fuses(mode: str, question: str) -> bool:

@@ -201,6 +201,7 @@ def _decision(result: Answer) -> dict:
     return {
         "missing": list(result.missing),
         "missing_elsewhere": result.missing_elsewhere,
+        "unheld": list(result.unheld),
         "threshold": round(result.threshold, 6),
         "best_score": None if result.best_score is None else round(result.best_score, 6),
     }
