@@ -252,3 +252,17 @@ def test_the_rest_of_the_question_orders_the_chunks_holding_the_name(events_inde
     hybrid = run("ask", question, "--index", events_index, "--json", "-k", "1")
     assert hybrid.exit_code == 0, hybrid.output
     assert answer in json.loads(hybrid.stdout)["results"][0]["text"]
+
+
+def test_eval_decides_a_question_naming_only_what_no_file_holds_as_ask_does(sample_index):
+    from semsearch.evaluation.quality import Question, evaluate
+    from semsearch.retrieve.opening import embedder_for
+
+    index = load_index(sample_index)
+    questions = [
+        Question(1, "Co oznacza błąd PAY-999?"),
+        Question(2, "Co oznacza błąd PAY-517?", sources=("platnosci.md",)),
+    ]
+    results = evaluate(index, embedder_for(index), questions).results
+    assert [r.passes for r in results] == [False, True]
+    assert results[0].names_unheld and not results[1].names_unheld

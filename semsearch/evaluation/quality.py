@@ -23,7 +23,7 @@ from semsearch.errors import QuestionsError
 from semsearch.gate.decision import Verdict, decide
 from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.sources import docs_relative
-from semsearch.retrieve.index import Index
+from semsearch.retrieve.index import Index, all_unheld
 from semsearch.util.jsonparse import parse_json
 
 MRR_DEPTH = 10
@@ -68,12 +68,14 @@ class QuestionResult:
     """The first result contains a code or reference the question names verbatim (an answer at any score)."""
     legacy: bool = False
     """The index predates the relevance rule (see ``threshold.answer_threshold``)."""
+    names_unheld: bool = False
+    """Everything the question names verbatim is in no indexed file (see ``decide``)."""
 
     def verdict_at(self, margin: float) -> Verdict:
         """The gate's decision on the first result with the margin ``margin``: ``ask``'s own
         (``gate.decision.decide``)."""
         first_score = self.first_score if self.first is not None else None
-        return decide(first_score, self.first_exact, self.baseline, margin, self.legacy)
+        return decide(first_score, self.first_exact, self.baseline, margin, self.legacy, self.names_unheld)
 
     def threshold_at(self, margin: float) -> float:
         """The cosine the first result had to reach with the margin ``margin``."""
@@ -274,6 +276,7 @@ def evaluate(
                 baseline=index.gate.baseline(question.question, vector, cosine),
                 margin=index.gate.margin,
                 legacy=index.gate.legacy,
+                names_unheld=bool(all_unheld(index.named_rows(question.question))),
             )
         )
         if progress:
