@@ -130,6 +130,8 @@ class Collection:
             raise UsageError("the question is empty")
         if not any(character.isalnum() for character in question):
             raise UsageError(f"the question {question.strip()!r} has no words to search for")
+        if repeated := _one_letter_repeated(question):
+            raise UsageError(f"the question has no words to search for, only {repeated!r} repeated")
         return fit_question(self.embedder, question)
 
     def changed_files(self) -> list[str]:
@@ -146,6 +148,17 @@ class Collection:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _one_letter_repeated(question: str) -> str | None:
+    """The letter that is all of ``question``'s letters and digits (``ąąą…``, ``a a a``) at
+    least three times over; else None. The gate's figures mean nothing for such a question: its
+    embedding lands near every passage and near the off-topic bank alike, so whether it passed
+    changed with its length (10 × "ą" refused, 100 × answered, 300 × refused, 3,000 × answered)."""
+    kept = [character.casefold() for character in question if character.isalnum()]
+    if len(kept) >= 3 and kept[0].isalpha() and all(character == kept[0] for character in kept):
+        return kept[0]
+    return None
 
 
 def _patterns(paths: str | Sequence[str] | None) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from semsearch import hints as cli_hints
-from semsearch.cli.app import EXIT_NO_ANSWER, app, terminate_as_interrupt
+from semsearch.cli.app import EXIT_NO_ANSWER, app, standard_streams, terminate_as_interrupt
 from semsearch.cli.options import exclusive, needs_context, positive_numbers, verbosity, where_conditions
 from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
@@ -364,4 +364,5 @@ CALIBRATE_MIN_QUESTIONS = 30
 
 
 def main() -> None:
+    standard_streams()
     app(prog_name="semsearch")

@@ -19,7 +19,7 @@ import numpy as np
 
 from semsearch.defaults import DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
-from semsearch.errors import QuestionsError
+from semsearch.errors import QuestionsError, path_problem
 from semsearch.gate.decision import Verdict, decide
 from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.sources import docs_relative
@@ -153,7 +153,12 @@ def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> lis
     except FileNotFoundError as exc:
         raise QuestionsError(f"question file not found: {path}") from exc
     except (OSError, UnicodeDecodeError) as exc:
-        raise QuestionsError(f"cannot read question file {path}: {exc}") from exc
+        too_long = path_problem(exc) if isinstance(exc, OSError) else None  # the path once, cut short
+        raise QuestionsError(
+            f"cannot read question file: {too_long}"
+            if too_long
+            else f"cannot read question file {path}: {exc}"
+        ) from exc
     questions = []
     for number, line in enumerate(lines, 1):
         if not line.strip():

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from semsearch.errors import DocsError
+from semsearch.util.printable import readable
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 IGNORE_FILE = ".semsearchignore"
@@ -70,19 +71,6 @@ def unmatched_excludes(patterns: Sequence[str], excluded: Sequence[str]) -> list
         if not pattern.startswith("!")
         and not any(pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(path) for path in excluded)
     ]
-
-
-def readable(text: str) -> str:
-    """``text`` as JSON files and terminals can hold it: the bytes that are not UTF-8 in a name
-    (which ``os.fsdecode`` keeps as lone surrogates) written as ``\\xNN`` (``bad\\xff.md``).
-
-    Unlike U+FFFD, the escapes keep two such names apart (``caf\\xe9.md`` and ``caf\\xe8.md``,
-    Latin-1 names), and say which byte is wrong. A name that is valid UTF-8 is left as it is.
-    """
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _relative(path: Path, docs: Path) -> str:

@@ -11,7 +11,7 @@ from semsearch.cli.render.output import _say, console, counted, files_counted, n
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Step
-    from semsearch.build.pipeline import BuildReport
+    from semsearch.build.report import BuildReport
     from semsearch.store.records import FileOutcome
 
 
