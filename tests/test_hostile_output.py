@@ -28,7 +28,7 @@ from semsearch.cli.render import output as render
 from semsearch.collection import Collection
 from semsearch.errors import UsageError
 from semsearch.evaluation.quality import Question, evaluate
-from semsearch.retrieve.index import load_index
+from semsearch.retrieve.opening import load_index
 
 from .conftest import REPO, write
 

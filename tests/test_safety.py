@@ -300,12 +300,13 @@ def test_ask_never_goes_to_the_network_for_a_hub_model(sample_index, tmp_path):
         text=True,
         cwd=REPO,
         env=env,
-        timeout=120,
+        timeout=600,
     )
     seconds = time.monotonic() - started
     assert result.returncode == 2, result.stderr
     assert "not on this machine" in result.stderr and "Traceback" not in result.stderr
-    assert seconds < 60, f"{seconds:.0f} s: it waited on the network"
+    # a hub client retrying a closed network waits minutes; loading torch on a busy machine took 68 s
+    assert seconds < 240, f"{seconds:.0f} s: it waited on the network"
 
 
 def test_no_pickle_is_ever_loaded(sample_index, tmp_path):
