@@ -233,3 +233,13 @@ def test_the_readme_python_example_runs_against_the_sample_index(sample_index, m
     assert lines[0].startswith("True ") and "reach this question's threshold" in lines[0]
     hits = lines[1:]
     assert 1 <= len(hits) <= 3 and all(re.match(r"0\.\d{3} \S+\.md › ", hit) for hit in hits), lines
+
+
+def test_make_demo_ends_by_saying_how_to_put_semsearch_on_the_path():
+    """The README's examples use a bare `semsearch`; after `make demo` it is in .venv/bin only."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = re.search(r"^demo:.*\n((?:\t.*\n)+)", makefile, flags=re.M)
+    assert recipe, "no demo target in the Makefile"
+    last = recipe[1].splitlines()[-1]
+    assert last.startswith("\t@echo ") and "source $(BIN)/activate" in last and "pipx install ." in last, last
+    assert "source .venv/bin/activate" in README.read_text(encoding="utf-8")
