@@ -22,8 +22,10 @@ from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 
 from semsearch.build.pipeline import build_index  # noqa: E402
 from semsearch.evaluation.quality import write_margin  # noqa: E402
+from semsearch.mcp import pages as mcp_pages  # noqa: E402
 from semsearch.mcp import server as mcp_server  # noqa: E402
-from semsearch.mcp.server import MAX_PASSAGE_CHARS, Library  # noqa: E402
+from semsearch.mcp.pages import MAX_PASSAGE_CHARS  # noqa: E402
+from semsearch.mcp.server import Library  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
 from semsearch.store.passages import file_chunks  # noqa: E402
 
@@ -208,7 +210,7 @@ def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fak
     with pytest.raises(ToolError, match="spans lines"):
         library.get_passage("a.md", start_line=999)
 
-    monkeypatch.setattr(mcp_server, "MAX_PASSAGE_CHARS", 10)
+    monkeypatch.setattr(mcp_pages, "MAX_PASSAGE_CHARS", 10)
     cut = library.get_passage("a.md")
     assert len(cut["passages"]) == 1 and cut["truncated"] and cut["next_start_line"] == whole[1]["start_line"]
 
@@ -296,7 +298,7 @@ def test_a_range_of_lines_comes_cut_to_those_lines_even_where_comments_took_line
     with pytest.raises(ToolError, match="lines 4–5 of a.md hold no indexed text"):
         lines(4, 5)
 
-    monkeypatch.setattr(mcp_server, "MAX_PASSAGE_CHARS", 10)
+    monkeypatch.setattr(mcp_pages, "MAX_PASSAGE_CHARS", 10)
     cut = library.get_passage("a.md", start_line=12, end_line=17)
     assert cut["passages"][0]["text"] == "Returns take 30 days." and cut["next_start_line"] == 16
 

@@ -30,8 +30,8 @@ from semsearch.gate.bank import bank_sha256, bank_vectors
 from semsearch.gate.threshold import GATE, calibrate_with, measure_references
 from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk, chunk_markdown
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
-from semsearch.ingest.patterns import check_patterns, discover
-from semsearch.ingest.sources import Skipped, SourceFile, read_source, unmatched_excludes
+from semsearch.ingest.patterns import check_patterns, list_files
+from semsearch.ingest.sources import Listed, Skipped, SourceFile, read_source, unmatched_excludes
 from semsearch.retrieve.index import Index
 from semsearch.store.folder import build_running, index_lock, peek_meta, writable_target, write_index
 from semsearch.store.journal import Journal
@@ -110,7 +110,7 @@ def build_index(
     max_tokens, embedder = chunk_budget(max_tokens, spec, target, embedder)  # before any work
     report_step(Step("finding"))
     excluded: list[str] = []
-    paths, skipped = discover(docs, excludes, excluded)
+    paths, skipped = list_files(docs, excludes, excluded)
     report_step(Step("finding", len(paths), len(paths), "files"))
     if not paths:
         kept = f" ({index_dir}/ still holds its last build: remove it if you no longer need it)"
@@ -153,7 +153,7 @@ def build_index(
 def _plan(
     docs: Path,
     target: Path,
-    paths: list[Path],
+    paths: list[Listed],
     skipped: list[Skipped],
     spec: str,
     settings: dict,
@@ -166,8 +166,8 @@ def _plan(
     old_files = old_meta["files"] if old_meta else {}  # compared with, even when nothing is reused
     sources: list[SourceFile] = []
     warnings: list[str] = [reusable.repair] if reusable.repair else []
-    for number, path in enumerate(paths, 1):
-        source = read_source(path, docs)
+    for number, listed in enumerate(paths, 1):
+        source = read_source(listed.path, docs, listed.target)
         progress(Step("reading", number, len(paths), "files"))
         if isinstance(source, Skipped):
             skipped.append(source)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from semsearch.errors import UsageError
 
 if TYPE_CHECKING:
-    from semsearch.ingest.sources import Skipped
+    from semsearch.ingest.sources import Listed, Skipped
 
 
 def check_patterns(patterns: Sequence[str], given_as: str) -> None:
@@ -39,15 +39,17 @@ def _why(pattern: str) -> str:
     return ""
 
 
-def discover(docs: Path, excludes: Sequence[str], excluded: list[str]) -> tuple[list[Path], list[Skipped]]:
-    """``sources.discover``, where a pattern of the folder's ``.semsearchignore`` that is not
+def list_files(
+    docs: Path, excludes: Sequence[str], excluded: list[str]
+) -> tuple[list[Listed], list[Skipped]]:
+    """``sources.list_files``, where a pattern of the folder's ``.semsearchignore`` that is not
     .gitignore syntax is a usage error naming the file (``excludes`` are checked before)."""
     from pathspec.patterns.gitignore import GitIgnorePatternError
 
     from semsearch.ingest import sources
 
     try:
-        return sources.discover(docs, excludes, excluded)
+        return sources.list_files(docs, excludes, excluded)
     except GitIgnorePatternError as exc:
         raise UsageError(
             f"{docs / sources.IGNORE_FILE}: {exc} (a line that is not a .gitignore-style pattern)"
