@@ -13,7 +13,7 @@ import pytest
 from semsearch.build.embedding import Step
 from semsearch.build.pipeline import build_index
 from semsearch.ingest.sources import LARGEST_FILE_BYTES, Skipped, list_files, read_source
-from semsearch.retrieve.index import load_index
+from semsearch.retrieve.opening import load_index
 
 SECRET = "SEKRET-7f3a ssh config"
 
