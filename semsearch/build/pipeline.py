@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from semsearch import __version__
+from semsearch import __version__, markup
 from semsearch.build.budget import chunk_budget
 from semsearch.build.embedding import Progress, Step, embed_or_reuse
 from semsearch.build.estimate import build_seconds, still_to_embed
@@ -75,6 +75,7 @@ def chunking_settings(max_tokens: int) -> dict:
         "tokenizer": TOKENIZER,
         "context": "heading path",
         "chunker_version": CHUNKER_VERSION,
+        "markup": markup.APPLIED,
     }
 
 
@@ -114,7 +115,9 @@ def build_index(
     report_step(Step("finding", len(paths), len(paths), "files"))
     if not paths:
         kept = f" ({index_dir}/ still holds its last build: remove it if you no longer need it)"
-        raise DocsError(f"no Markdown files (.md, .markdown) under {docs}{kept if peek_meta(target) else ''}")
+        raise DocsError(
+            f"no Markdown files (.md, .markdown, .mdx) under {docs}{kept if peek_meta(target) else ''}"
+        )
     settings = chunking_settings(max_tokens)
     with nullcontext() if dry_run else index_lock(target):  # a dry run writes nothing, not even a lock
         plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)
