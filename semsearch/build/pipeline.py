@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from semsearch import __version__, markup
+from semsearch import __version__
 from semsearch.build.budget import chunk_budget
 from semsearch.build.embedding import Progress, Step, embed_or_reuse
 from semsearch.build.estimate import build_seconds, still_to_embed
@@ -28,6 +28,7 @@ from semsearch.encode.keywords import settings as keyword_settings
 from semsearch.errors import DocsError
 from semsearch.gate.bank import bank_sha256, bank_vectors
 from semsearch.gate.threshold import GATE, calibrate_with, measure_references
+from semsearch.ingest import markup
 from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk, chunk_markdown
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from semsearch.ingest.patterns import check_patterns, list_files

@@ -22,7 +22,8 @@ from functools import partial
 from itertools import chain, pairwise
 
 from semsearch.ingest.frontmatter import normalize_newlines
-from semsearch.ingest.markdown import BLANK_LINE, Block, Hidden, is_mdx, parse_markdown
+from semsearch.ingest.markdown import Block, Hidden, is_mdx, parse_markdown
+from semsearch.ingest.markup import BLANK_LINE
 from semsearch.ingest.packing import Packer
 from semsearch.ingest.tokens import LONGEST_TOKEN_BYTES, count_tokens
 
