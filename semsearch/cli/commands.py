@@ -10,7 +10,14 @@ import typer
 
 from semsearch import hints as cli_hints
 from semsearch.cli.app import EXIT_NO_ANSWER, app, terminate_as_interrupt
-from semsearch.cli.options import exclusive, needs_context, positive_numbers, verbosity, where_conditions
+from semsearch.cli.options import (
+    exclusive,
+    needs_context,
+    options_in_question,
+    positive_numbers,
+    verbosity,
+    where_conditions,
+)
 from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
@@ -253,13 +260,16 @@ def ask(
 ) -> None:
     """Find the passages that answer QUESTION; exit 1 when none does.
 
-    A passage answers when its score passes the index's no-answer threshold."""
+    A passage answers when its score passes the index's no-answer threshold.
+
+    A question starting with "-" goes after `--`: semsearch ask -- --reload (all after it is asked)."""
     from semsearch.collection import Collection
 
     verbosity(quiet, verbose)
     exclusive(("--json", as_json), ("--jsonl", as_jsonl), ("--context", context), ("--full", full))
     needs_context(ctx, context, "max_context_tokens", "expand")
     conditions = where_conditions(where)
+    _warn_of_options_in(ctx, question)
     question = " ".join(question)
     with Collection(_index(index), model=model) as collection:
         render.stale_warning(collection.changed_files(), collection.index)
@@ -296,6 +306,18 @@ def ask(
         raise typer.Exit(EXIT_NO_ANSWER)
 
 
+def _warn_of_options_in(ctx: typer.Context, words: list[str]) -> None:
+    """Options written after ``--`` are words of the question: said, as they were likely meant
+    as options."""
+    found = options_in_question(ctx, words)
+    if found:
+        one = len(found) == 1
+        render.warning(
+            f"{', '.join(found)} after `--` {'is' if one else 'are'} read as part of the question, "
+            f"not as {'an option' if one else 'options'}: options go before `--`"
+        )
+
+
 @app.command()
 def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
     """What the index holds, its no-answer gate, and what changed since.
@@ -316,21 +338,41 @@ def evaluate_questions(
     questions: Annotated[
         Path,
         typer.Argument(
-            help="JSON Lines: question, answer and/or source (none: unanswerable).", metavar="QUESTIONS"
+            help='JSON Lines, one question a line: {"question": ..., "source": FILE, "answer": TEXT}. '
+            "source: the file holding the answer, relative to the documents folder (guide/setup.md; "
+            "also as the shell completes it, docs/guide/setup.md, or absolute); "
+            "answer: text the right passage must contain (case and spacing aside); either or both, "
+            "each may be a list (any one counts); neither: the question is unanswerable, and right "
+            "when refused.",
+            metavar="QUESTIONS",
         ),
     ] = Path("questions.jsonl"),
     index: IndexOption = None,
     k: Annotated[
         str,
         typer.Option(
-            "-k", "--top", help="Report recall@k (right passage in the top k) for these k: 1,3,10,50."
+            "-k",
+            "--top",
+            help="A comma list of k (unlike `ask -k`, one number): recall@k, the right passage in "
+            "the top k, for each: 1,3,10,50.",
         ),
     ] = "1,3",
     calibrate: Annotated[
-        bool, typer.Option("--calibrate", help="Write the suggested min score into the index.")
+        bool,
+        typer.Option(
+            "--calibrate",
+            help="Write the suggested no-answer margin into the index (its meta.json), where `ask` "
+            "then reads it; the build's own stays beside it.",
+        ),
     ] = False,
     mode: ModeOption = Mode.hybrid,
-    as_json: JsonOption = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print one JSON object: the figures, and every question's outcome."),
+    ] = False,
+    as_jsonl: Annotated[
+        bool, typer.Option("--jsonl", help="Print one JSON object per question, one per line, for pipes.")
+    ] = False,
 ) -> None:
     """Measure accuracy and the no-answer threshold on QUESTIONS.
 
@@ -338,6 +380,7 @@ def evaluate_questions(
     from semsearch.collection import Collection
     from semsearch.evaluation.quality import evaluate, load_questions, write_margin
 
+    exclusive(("--json", as_json), ("--jsonl", as_jsonl))
     ks = positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
         asked = load_questions(questions, warn=render.warning)
@@ -359,6 +402,8 @@ def evaluate_questions(
             write_margin(collection.index, report.suggested_margin, questions, len(asked))
     if as_json:
         render.print_json(render_eval.eval_json(report, calibrated=calibrate))
+    elif as_jsonl:
+        render.print_json_lines(render_eval.question_rows(report))
     else:
         render_eval.print_eval(report, calibrated=calibrate)
 
