@@ -265,6 +265,7 @@ class Index:
             missing=tuple(missing := self.missing_outside(question, allowed)),
             missing_elsewhere={name: files for name, files in missing.items() if files},
             best_score=ranked[0].score if ranked else None,
+            closest=self._hit(1, ranked[0]) if ranked and not hits else None,
         )
 
     def missing_outside(self, question: str, allowed: np.ndarray | None = None) -> dict[str, list[str]]:
