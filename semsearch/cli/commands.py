@@ -10,12 +10,19 @@ import typer
 
 from semsearch import hints as cli_hints
 from semsearch.cli.app import EXIT_NO_ANSWER, app, terminate_as_interrupt
+from semsearch.cli.eval_options import (
+    CalibrateOption,
+    EvalJsonlOption,
+    EvalJsonOption,
+    QuestionsArgument,
+    RecallOption,
+)
 from semsearch.cli.options import (
     exclusive,
     needs_context,
-    options_in_question,
     positive_numbers,
     verbosity,
+    warn_of_options_in,
     where_conditions,
 )
 from semsearch.cli.render import build as render_build
@@ -269,7 +276,7 @@ def ask(
     exclusive(("--json", as_json), ("--jsonl", as_jsonl), ("--context", context), ("--full", full))
     needs_context(ctx, context, "max_context_tokens", "expand")
     conditions = where_conditions(where)
-    _warn_of_options_in(ctx, question)
+    warn_of_options_in(ctx, question)
     question = " ".join(question)
     with Collection(_index(index), model=model) as collection:
         render.stale_warning(collection.changed_files(), collection.index)
@@ -306,18 +313,6 @@ def ask(
         raise typer.Exit(EXIT_NO_ANSWER)
 
 
-def _warn_of_options_in(ctx: typer.Context, words: list[str]) -> None:
-    """Options written after ``--`` are words of the question: said, as they were likely meant
-    as options."""
-    found = options_in_question(ctx, words)
-    if found:
-        one = len(found) == 1
-        render.warning(
-            f"{', '.join(found)} after `--` {'is' if one else 'are'} read as part of the question, "
-            f"not as {'an option' if one else 'options'}: options go before `--`"
-        )
-
-
 @app.command()
 def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
     """What the index holds, its no-answer gate, and what changed since.
@@ -335,44 +330,13 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
 
 @app.command("eval")
 def evaluate_questions(
-    questions: Annotated[
-        Path,
-        typer.Argument(
-            help='JSON Lines, one question a line: {"question": ..., "source": FILE, "answer": TEXT}. '
-            "source: the file holding the answer, relative to the documents folder (guide/setup.md; "
-            "also as the shell completes it, docs/guide/setup.md, or absolute); "
-            "answer: text the right passage must contain (case and spacing aside); either or both, "
-            "each may be a list (any one counts); neither: the question is unanswerable, and right "
-            "when refused.",
-            metavar="QUESTIONS",
-        ),
-    ] = Path("questions.jsonl"),
+    questions: QuestionsArgument = Path("questions.jsonl"),
     index: IndexOption = None,
-    k: Annotated[
-        str,
-        typer.Option(
-            "-k",
-            "--top",
-            help="A comma list of k (unlike `ask -k`, one number): recall@k, the right passage in "
-            "the top k, for each: 1,3,10,50.",
-        ),
-    ] = "1,3",
-    calibrate: Annotated[
-        bool,
-        typer.Option(
-            "--calibrate",
-            help="Write the suggested no-answer margin into the index (its meta.json), where `ask` "
-            "then reads it; the build's own stays beside it.",
-        ),
-    ] = False,
+    k: RecallOption = "1,3",
+    calibrate: CalibrateOption = False,
     mode: ModeOption = Mode.hybrid,
-    as_json: Annotated[
-        bool,
-        typer.Option("--json", help="Print one JSON object: the figures, and every question's outcome."),
-    ] = False,
-    as_jsonl: Annotated[
-        bool, typer.Option("--jsonl", help="Print one JSON object per question, one per line, for pipes.")
-    ] = False,
+    as_json: EvalJsonOption = False,
+    as_jsonl: EvalJsonlOption = False,
 ) -> None:
     """Measure accuracy and the no-answer threshold on QUESTIONS.
 

@@ -66,6 +66,18 @@ def positive_numbers(text: str, option: str) -> list[int]:
     return numbers
 
 
+def warn_of_options_in(ctx: typer.Context, words: list[str]) -> None:
+    """Options written after ``--`` are words of the question: said, as they were likely meant
+    as options."""
+    found = options_in_question(ctx, words)
+    if found:
+        one = len(found) == 1
+        render.warning(
+            f"{', '.join(found)} after `--` {'is' if one else 'are'} read as part of the question, "
+            f"not as {'an option' if one else 'options'}: options go before `--`"
+        )
+
+
 def options_in_question(ctx: typer.Context, words: list[str]) -> list[str]:
     """The words of a question that are one of the command's own options (``-k``, ``--index=x``):
     a word starting with "-" reaches the question only after ``--``, where it is not an option,

@@ -134,7 +134,7 @@ def _print_tables(report: EvalReport) -> None:
     if not report.misses:
         return
     table = Table(title="Misses", expand=True)
-    for column in ("question", "expected", "came first", "first passage's score"):
+    for column in ("question", "expected", "came first", "outcome"):
         table.add_column(column, overflow="fold")
     for r in report.misses:
         table.add_row(
@@ -163,14 +163,19 @@ def _print_plain(report: EvalReport) -> None:
     for r in report.misses:
         _say(
             f"  line {r.question.line}: ",
-            r.question.question,
+            _one_line(r.question.question),
             " | expected: ",
-            r.question.expected(),
+            _one_line(r.question.expected()),
             " | came first: ",
             _first_location(r),
             _outcome(r),
             f" | {_miss_score(r, report.k)}",
         )
+
+
+def _one_line(text: str) -> str:
+    """A question or an expected answer written over lines in its file, on one line."""
+    return " ".join(text.split())
 
 
 def _outcome(result: QuestionResult) -> tuple[str, str]:
