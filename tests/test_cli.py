@@ -31,7 +31,8 @@ def test_ask_json_shape(sample_index):
     data = json.loads(result.stdout)
     keys = ("question", "mode", "answered", "reason", "ranked_by", "missing", "missing_elsewhere", "unheld")
     keys += ("threshold", "best_score")
-    assert set(data) == {*keys, "results"}
+    assert set(data) == {*keys, "results", "closest"}
+    assert data["closest"] is None  # answered: the results are the passages
     # The cosine a passage had to reach, as the reason and the MCP server's `threshold` say (not
     # the gate's margin, which `info --json` and `eval --json` give as `gate.value`).
     assert f"this question's threshold {data['threshold']:.3f}" in data["reason"]
@@ -89,7 +90,7 @@ def test_ask_human_output_names_source_section_and_lines(sample_index):
 def test_ask_off_topic_exits_1_with_one_line(sample_index):
     result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index)
     assert result.exit_code == 1, result.output
-    assert result.stdout.startswith("No answer") and result.stdout.count("\n") == 1
+    assert result.stdout.startswith("No answer") and result.stdout.count("\n") == 2  # and the closest
     as_json = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--json")
     assert as_json.exit_code == 1
     assert json.loads(as_json.stdout)["results"] == []
@@ -161,7 +162,7 @@ def test_a_refusal_never_reaches_a_pipe(sample_index, option):
     """`ask --context | llm` must not hand the model the "No answer" line (an outside probe)."""
     result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, option)
     assert result.exit_code == 1 and result.stdout == ""
-    assert result.stderr.startswith("No answer: no passage reaches")
+    assert result.stderr.startswith("No answer: nothing in the indexed documents matches")
 
 
 def test_a_refusal_says_how_close_the_best_passage_came(sample_index):
@@ -169,7 +170,37 @@ def test_a_refusal_says_how_close_the_best_passage_came(sample_index):
     assert refused.exit_code == 1
     data = json.loads(refused.stdout)
     assert data["results"] == [] and data["best_score"] < data["threshold"]
-    assert f"the first-ranked passage scores {data['best_score']:.3f}" in data["reason"]
+    assert f"(best {data['best_score']:.3f}, needed {data['threshold']:.3f})" in data["reason"]
     question = "Jaka jest pogoda w Krakowie?"
     anything = json.loads(run("ask", question, "--index", sample_index, "--json", "--min-score", "-1").stdout)
     assert data["best_score"] == pytest.approx(max(r["score"] for r in anything["results"]))
+
+
+def test_no_answer_is_said_in_a_readers_words_with_the_closest_passage(sample_index, monkeypatch):
+    """An outside probe (issue 25): the refusal spoke of "off-topic bank questions" and showed
+    nothing of what was found. Now: plain words, the best and needed scores, and the closest
+    passage as a location with its score, marked as below the line; exit 1 stays."""
+    from .conftest import REPO
+
+    monkeypatch.chdir(REPO)  # locations as a user in the project sees them: docs/x.md:12
+    question = "Jaka jest pogoda w Krakowie?"
+    data = json.loads(run("ask", question, "--index", sample_index, "--json").stdout)
+    closest = data["closest"]
+    assert closest["score"] == data["best_score"] < data["threshold"]
+    assert closest["file_line"].startswith("docs/") and closest["rank"] == 1
+    result = run("ask", question, "--index", sample_index)
+    assert result.exit_code == 1
+    refusal, shown = result.stdout.splitlines()
+    assert refusal == (
+        "No answer: nothing in the indexed documents matches this question closely enough "
+        f"(best {data['best_score']:.3f}, needed {data['threshold']:.3f})."
+    )
+    where = f"{closest['file_line']} {closest['section']}"
+    assert shown == f"Closest, below the threshold: {where} ({closest['score']:.3f})"
+    assert "bank" not in result.stdout
+    prompt = run("ask", question, "--index", sample_index, "--context")
+    assert prompt.exit_code == 1 and prompt.stdout == ""  # no prompt for a model on no answer
+    assert prompt.stderr.splitlines() == [refusal, shown]
+    cutoff = json.loads(run("ask", question, "--index", sample_index, "--json", "--min-score", "0.99").stdout)
+    assert cutoff["reason"].startswith("no passage reaches the cosine cutoff you set (best ")
+    assert cutoff["closest"]["file_line"] == closest["file_line"]

@@ -255,10 +255,40 @@ def test_a_question_starting_with_a_dash_gets_a_hint_and_works_after_two_dashes(
     assert asked.exit_code in (0, 1) and "error" not in asked.stderr
 
 
+def help_text(*args: str) -> str:
+    """A command's --help as words, without the panels' borders or the wrapping."""
+    result = run(*args, "--help")
+    assert result.exit_code == 0, result.output
+    return " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.stdout).split())
+
+
+def test_a_question_that_is_a_flag_is_told_how_to_ask_it():
+    """An outside probe (issue 25): `ask "--reload"` said only "No such option: --reload
+    (Possible options: --expand)", and `ask --help` did not say how."""
+    result = run("ask", "--reload")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1
+    assert "No such option: --reload" in result.stderr
+    assert "goes after `--`:" in result.stderr and " ask -- --reload (see `" in result.stderr
+    assert "semsearch ask -- --reload" in help_text("ask")
+    assert "goes after" not in run("info", "--reload").stderr  # only ask takes a question
+
+
+def test_options_written_after_two_dashes_are_warned_of(sample_index):
+    """After `--` every word is the question: `-k 3` there is asked about, not obeyed; said."""
+    result = run("ask", "--index", sample_index, "--json", "--", "how to x", "-k", "3")
+    assert json.loads(result.stdout)["question"] == "how to x -k 3"
+    assert "warning: -k after `--` is read as part of the question, not as an option" in result.stderr
+    plain = run(
+        "ask", "--index", sample_index, "--json", "--", "-5 stopni na dworze, czy kurier dowiezie paczkę?"
+    )
+    assert "warning" not in plain.stderr  # a word starting with "-" that is no option of ask
+
+
 def test_verbose_says_a_refusal_once(sample_index):
     refused = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "-v")
     assert refused.exit_code == 1
-    assert (refused.stdout + refused.stderr).count("no passage reaches") == 1
+    assert (refused.stdout + refused.stderr).count("No answer") == 1
+    assert "the first passage had to reach this question's threshold" in refused.stderr  # how it was set
 
 
 def test_a_rebuild_keeps_how_the_index_was_built_unless_told_otherwise(tmp_path):

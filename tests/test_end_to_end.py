@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,6 +124,45 @@ def test_sentence_transformers_backend_end_to_end(minilm_index, minilm_folder):
     assert (data["results"][0]["source"], data["results"][0]["headings"][-1]) == ("billing.md", "Refunds")
     code, data = ask(minilm_index, "best pizza dough recipe with sourdough starter")
     assert code == 1
+
+
+@pytest.mark.slow
+def test_a_sentence_transformers_model_prints_no_progress_bars_of_its_own(minilm_index, tmp_path):
+    """An outside probe (issue 25): every `ask` and `eval` with a sentence-transformers model
+    printed the library's "Loading weights: 100%|██████████| 103/103" on stderr."""
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        '{"question": "How do I get a refund?", "source": "billing.md"}\n'
+        '{"question": "best pizza dough recipe"}\n',
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "semsearch"]
+    env = {**os.environ, **OFFLINE}
+    env.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)  # as a user has it: the libraries' bars on
+    for args in (["ask", "I want my money back"], ["eval", str(questions)]):
+        done = subprocess.run(
+            [*command, *args, "--index", str(minilm_index)], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Loading weights" not in done.stderr and "it/s" not in done.stderr, done.stderr
+        assert not re.search(r"\d+%\|", done.stderr), done.stderr
+
+
+@pytest.mark.slow
+def test_the_library_progress_settings_are_the_callers_again_after_a_load(minilm_folder):
+    """The bars are silenced for the load only: a program that loads a model through semsearch
+    keeps its own transformers and huggingface_hub progress settings."""
+    import importlib
+
+    from transformers.utils import logging as transformers_logging
+
+    from semsearch.encode.embedders import load_embedder
+
+    hub = importlib.import_module("huggingface_hub.utils.tqdm")
+    before = (transformers_logging.is_progress_bar_enabled(), dict(hub.progress_bar_states))
+    load_embedder(f"sentence-transformers:{minilm_folder}", local_only=True)
+    assert (transformers_logging.is_progress_bar_enabled(), dict(hub.progress_bar_states)) == before
+    assert before[0]  # enabled when the test started: what was restored is the default, not off
 
 
 def test_build_and_ask_through_the_installed_command(tmp_path):

@@ -116,7 +116,7 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
     assert [p["text"] for p in lines.structured_content["passages"]] == [first["text"]]
 
     assert weather.structured_content["answered"] is False and weather.structured_content["hits"] == []
-    assert "no passage reaches" in weather.structured_content["reason"]
+    assert "nothing in the indexed documents matches" in weather.structured_content["reason"]
 
     assert fuzzy.is_error and "mode" in fuzzy.content[0].text
     assert wrong.is_error and wrong.content[0].text == (

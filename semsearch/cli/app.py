@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated
@@ -85,9 +84,7 @@ class _Group(TyperGroup):
             if type(exc).__name__ == "NoArgsIsHelpError":  # bare `semsearch`: the help is printed
                 raise SystemExit(exc.exit_code) from None
             where = exc.ctx.command_path if getattr(exc, "ctx", None) else "semsearch"
-            message = " ".join(exc.format_message().split())
-            if re.match(r"No such option: -\d", message):  # a question that starts like "-5 stopni"
-                message += f'; a question starting with "-" goes after `--`: {where} -- "-5 ..."'
+            message = " ".join(exc.format_message().split()) + _dash_hint(exc, where)
             render.error(f"{message} (see `{where} --help`)")
             raise SystemExit(exc.exit_code) from None
         except typer.Abort:
@@ -175,6 +172,17 @@ def _completion(args: Sequence[str] | None) -> None:
         raise SystemExit(EXIT_ERROR) from None
     render.flush_stdout()
     raise SystemExit(0)
+
+
+def _dash_hint(exc: TyperException, where: str) -> str:
+    """An unknown option given to ``ask`` may be the start of a question (``ask "--reload"``,
+    ``ask "-5 stopni"``): how to ask it, after ``--``; nothing for other errors and commands."""
+    import shlex
+
+    option = getattr(exc, "option_name", None)
+    if type(exc).__name__ != "NoSuchOption" or not option or not where.endswith(" ask"):
+        return ""
+    return f'; a question that starts with "-" goes after `--`: {where} -- {shlex.quote(option)}'
 
 
 _OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EPIPE}

@@ -9,7 +9,21 @@ import typer
 
 from semsearch import hints as cli_hints
 from semsearch.cli.app import EXIT_NO_ANSWER, app, standard_streams, terminate_as_interrupt
-from semsearch.cli.options import exclusive, needs_context, positive_numbers, verbosity, where_conditions
+from semsearch.cli.eval_options import (
+    CalibrateOption,
+    EvalJsonlOption,
+    EvalJsonOption,
+    QuestionsArgument,
+    RecallOption,
+)
+from semsearch.cli.options import (
+    exclusive,
+    needs_context,
+    positive_numbers,
+    verbosity,
+    warn_of_options_in,
+    where_conditions,
+)
 from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
@@ -240,13 +254,16 @@ def ask(
 ) -> None:
     """Find the passages that answer QUESTION; exit 1 when none does.
 
-    A passage answers when its score passes the index's no-answer threshold."""
+    A passage answers when its score passes the index's no-answer threshold.
+
+    A question starting with "-" goes after `--`: semsearch ask -- --reload (all after it is asked)."""
     from semsearch.collection import Collection
 
     verbosity(quiet, verbose)
     exclusive(("--json", as_json), ("--jsonl", as_jsonl), ("--context", context), ("--full", full))
     needs_context(ctx, context, "max_context_tokens", "expand")
     conditions = where_conditions(where)
+    warn_of_options_in(ctx, question)
     question = " ".join(question)
     with Collection(_index(index), model=model) as collection:
         render.stale_warning(collection.changed_files(), collection.index)
@@ -300,24 +317,13 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
 
 @app.command("eval")
 def evaluate_questions(
-    questions: Annotated[
-        Path,
-        typer.Argument(
-            help="JSON Lines: question, answer and/or source (none: unanswerable).", metavar="QUESTIONS"
-        ),
-    ] = Path("questions.jsonl"),
+    questions: QuestionsArgument = Path("questions.jsonl"),
     index: IndexOption = None,
-    k: Annotated[
-        str,
-        typer.Option(
-            "-k", "--top", help="Report recall@k (right passage in the top k) for these k: 1,3,10,50."
-        ),
-    ] = "1,3",
-    calibrate: Annotated[
-        bool, typer.Option("--calibrate", help="Write the suggested min score into the index.")
-    ] = False,
+    k: RecallOption = "1,3",
+    calibrate: CalibrateOption = False,
     mode: ModeOption = Mode.hybrid,
-    as_json: JsonOption = False,
+    as_json: EvalJsonOption = False,
+    as_jsonl: EvalJsonlOption = False,
 ) -> None:
     """Measure accuracy and the no-answer threshold on QUESTIONS.
 
@@ -325,6 +331,7 @@ def evaluate_questions(
     from semsearch.collection import Collection
     from semsearch.evaluation.quality import evaluate, load_questions, write_margin
 
+    exclusive(("--json", as_json), ("--jsonl", as_jsonl))
     ks = positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
         asked = load_questions(questions, warn=render.warning)
@@ -346,6 +353,8 @@ def evaluate_questions(
             write_margin(collection.index, report.suggested_margin, questions, len(asked))
     if as_json:
         render.print_json(render_eval.eval_json(report, calibrated=calibrate))
+    elif as_jsonl:
+        render.print_json_lines(render_eval.question_rows(report))
     else:
         render_eval.print_eval(report, calibrated=calibrate)
 

@@ -64,3 +64,30 @@ def positive_numbers(text: str, option: str) -> list[int]:
             f"expected positive whole numbers separated by commas, got {text!r}", param_hint=option
         )
     return numbers
+
+
+def warn_of_options_in(ctx: typer.Context, words: list[str]) -> None:
+    """Options written after ``--`` are words of the question: said, as they were likely meant
+    as options."""
+    found = options_in_question(ctx, words)
+    if found:
+        one = len(found) == 1
+        render.warning(
+            f"{', '.join(found)} after `--` {'is' if one else 'are'} read as part of the question, "
+            f"not as {'an option' if one else 'options'}: options go before `--`"
+        )
+
+
+def options_in_question(ctx: typer.Context, words: list[str]) -> list[str]:
+    """The words of a question that are one of the command's own options (``-k``, ``--index=x``):
+    a word starting with "-" reaches the question only after ``--``, where it is not an option,
+    so ``ask -- how to x -k 3`` asks about "-k 3" instead of asking for 3 results."""
+    names = set(ctx.help_option_names)
+    for param in ctx.command.params:
+        names.update(param.opts, param.secondary_opts)
+    found = []
+    for word in (part for text in words for part in text.split()):
+        name = word.split("=", 1)[0] if word.startswith("--") else word
+        if name in names and name.startswith("-") and name not in found:
+            found.append(name)
+    return found

@@ -171,13 +171,18 @@ class SentenceTransformerEmbedder:
         try:
             _sleeping_openmp_threads()
             from sentence_transformers import SentenceTransformer
+
+            from semsearch.encode.quiet import library_progress_silenced
         except ImportError as exc:
             raise ModelError(
                 "sentence-transformers is not installed; pip install 'semsearch[sentence-transformers]'"
             ) from exc
         try:
             # A folder, or a model an index was built with, is read from disk only: never a hub request.
-            self._model = SentenceTransformer(name, device="cpu", local_files_only=is_folder or local_only)
+            with library_progress_silenced():
+                self._model = SentenceTransformer(
+                    name, device="cpu", local_files_only=is_folder or local_only
+                )
         except Exception as exc:  # hub errors, missing files, bad configs: all mean "cannot load"
             raise ModelError(
                 f"cannot load sentence-transformers {_where(name, is_folder, local_only)}: {exc}"

@@ -38,6 +38,9 @@ class Answer:
     unheld: tuple[str, ...] = ()
     """Everything the question names verbatim, when no indexed file holds any of it: the gate
     refused the question for that (see ``gate.decision.decide``)."""
+    closest: Hit | None = None
+    """When nothing passed: the first-ranked passage, below the threshold (None when answered or
+    when nothing was ranked), so that a reader can judge how near the documents came."""
 
     @property
     def answered(self) -> bool:
@@ -65,10 +68,27 @@ class Answer:
             return f"{len(self.hits)} passage(s) reach {rule}"
         if self.best_score is None and self.mode == "keyword":  # nothing to read a cosine of
             return "no passage holds any word of the question (keyword search ranks only those that do)"
+        return self._refusal()
+
+    def _refusal(self) -> str:
+        """A refusal in a reader's words: nothing matched closely enough, with the best cosine and
+        what it needed (how the threshold is set is ``--verbose``'s and ``info``'s to say)."""
         if self.unheld:
             return f"the indexed documents never mention {', '.join(self.unheld)}"
-        best = "" if self.best_score is None else f"; the first-ranked passage scores {self.best_score:.3f}"
-        return f"no passage reaches {rule}{best}; the indexed documents seem not to cover it"
+        best = "" if self.best_score is None else f"best {self.best_score:.3f}, "
+        if self.baseline is None:
+            return f"no passage reaches the cosine cutoff you set ({best}needed {self.threshold:.3f})"
+        return (
+            "nothing in the indexed documents matches this question closely enough "
+            f"({best}needed {self.threshold:.3f})"
+        )
+
+    @property
+    def threshold_in_words(self) -> str:
+        """How this question's threshold was set (``ask --verbose`` on a refusal)."""
+        if self.baseline is None:
+            return f"the cosine cutoff {self.threshold:.3f} you set (--min-score)"
+        return f"this question's threshold {self.threshold:.3f}, set by {BASELINE_IN_WORDS}"
 
 
 class Ranked(NamedTuple):

@@ -269,6 +269,7 @@ class Index:
             missing_elsewhere={name: files for name, files in missing.items() if files},
             best_score=ranked[0].score if ranked else None,
             unheld=unheld if min_score is None else (),
+            closest=self._hit(1, ranked[0]) if ranked and not hits else None,
         )
 
     def named_rows(self, question: str) -> list[tuple[str, np.ndarray]]:

@@ -29,21 +29,42 @@ def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
         },
         "calibrated": calibrated,
         "by_kind": report.by_kind,
-        "misses": [
-            {
-                "line": r.question.line,
-                "question": r.question.question,
-                "expected": r.question.expected(),
-                "first": _first_location(r),
-                "score": _round(r.first_score),
-                "rank": r.rank,
-                "answered": r.passes,
-                "refused": r.refused,
-                "threshold": _round(r.threshold),
-            }
-            for r in report.misses
-        ],
+        "misses": [question_row(r) for r in report.misses],
+        "results": question_rows(report),
     }
+
+
+def question_row(result: QuestionResult) -> dict:
+    """One question's outcome for --json and --jsonl: the rank of its right passage, its first
+    passage and that passage's cosine, and the gate's decision at the question's threshold."""
+    first = result.first
+    return {
+        "line": result.question.line,
+        "question": result.question.question,
+        "kind": result.question.kind,
+        "answerable": result.question.answerable,
+        "expected": result.question.expected(),
+        "rank": result.rank,
+        "first": _first_location(result),
+        "first_file_line": None if first is None else f"{first.source}:{first.start_line}",
+        "score": None if first is None else _round(result.first_score),
+        "threshold": _round(result.threshold),
+        "answered": result.passes,
+        "refused": result.refused,
+        "right": _right(result),
+    }
+
+
+def question_rows(report: EvalReport) -> list[dict]:
+    return [question_row(r) for r in report.results]
+
+
+def _right(result: QuestionResult) -> bool:
+    """Whether the outcome is the one wanted: the right passage first and answered, or an
+    unanswerable question refused (the opposite of a miss)."""
+    if result.question.answerable:
+        return result.rank == 1 and result.passes
+    return not result.passes
 
 
 def _round(value: float | None) -> float | None:
@@ -59,8 +80,6 @@ def _pct(value: float | int | None) -> str:
 
 
 def print_eval(report: EvalReport, calibrated: bool = False) -> None:
-    from rich.table import Table
-
     m = report.metrics
     suggested = report.suggested_margin
     recall = m.get("recall") or {}
@@ -91,6 +110,16 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         f"suggested {_cut_words(report, suggested)}",
         (" (written to the index)", "green") if calibrated and suggested is not None else "",
     )
+    if console().is_terminal:
+        _print_tables(report)
+    else:
+        _print_plain(report)
+
+
+def _print_tables(report: EvalReport) -> None:
+    """On a terminal: the per-kind figures and the misses as tables, fitted to its width."""
+    from rich.table import Table
+
     if report.by_kind:
         kinds = Table(title="By kind", expand=False)
         for column in ("kind", "questions", "top-1", "top-3", "answered", "rejected"):
@@ -105,16 +134,48 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
     if not report.misses:
         return
     table = Table(title="Misses", expand=True)
-    for column in ("question", "expected", "came first", "score"):
+    for column in ("question", "expected", "came first", "outcome"):
         table.add_column(column, overflow="fold")
     for r in report.misses:
         table.add_row(
             _line(r.question.question),
             _line(r.question.expected()),
             _line(_first_location(r), _outcome(r)),
-            _miss_score(r),
+            _miss_score(r, report.k),
         )
     console().print(table)
+
+
+_KIND_FIGURES = (("top-1", "top1"), ("top-3", "top3"), ("answered", "answered"), ("rejected", "rejected"))
+
+
+def _print_plain(report: EvalReport) -> None:
+    """Piped or in a log: one line per kind and per miss, each field labelled, never wrapped
+    (``grep`` finds a question's whole row)."""
+    if report.by_kind:
+        _say("By kind:")
+        for kind, km in report.by_kind.items():
+            figures = ", ".join(f"{label} {_pct(km[key])}" for label, key in _KIND_FIGURES)
+            _say("  ", kind, f": {counted(km['questions'], 'question')}, {figures}")
+    if not report.misses:
+        return
+    _say(f"Misses ({len(report.misses):,}):")
+    for r in report.misses:
+        _say(
+            f"  line {r.question.line}: ",
+            _one_line(r.question.question),
+            " | expected: ",
+            _one_line(r.question.expected()),
+            " | came first: ",
+            _first_location(r),
+            _outcome(r),
+            f" | {_miss_score(r, report.k)}",
+        )
+
+
+def _one_line(text: str) -> str:
+    """A question or an expected answer written over lines in its file, on one line."""
+    return " ".join(text.split())
 
 
 def _outcome(result: QuestionResult) -> tuple[str, str]:
@@ -123,13 +184,19 @@ def _outcome(result: QuestionResult) -> tuple[str, str]:
     return (" (refused by the no-answer gate)", "yellow") if result.refused else ("", "")
 
 
-def _miss_score(result: QuestionResult) -> str:
-    """The first result's cosine, its rank when not first, and for a question the gate refused
-    the threshold it missed (how close it came)."""
-    text = f"{result.first_score:.3f}"
+def _miss_score(result: QuestionResult, k: int) -> str:
+    """The first passage's cosine, labelled, with where the right passage ranked when not first,
+    and for a question the gate refused the threshold it missed (how close it came)."""
+    if result.first is None:
+        return "no passage ranked"
+    text = f"first score {result.first_score:.3f}"
     if result.refused:
         text += f" < threshold {result.threshold:.3f}"
-    return text + (f" (#{result.rank})" if result.rank and result.rank > 1 else "")
+    if not result.question.answerable:  # answered: what it passed
+        return text + f", passing its threshold {result.threshold:.3f}"
+    if result.rank is None:
+        return text + f", right passage not in the top {k}"
+    return text + (f", right passage at #{result.rank}" if result.rank > 1 else "")
 
 
 def _cut_words(report: EvalReport, value: float | None = None) -> str:

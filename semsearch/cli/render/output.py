@@ -209,6 +209,7 @@ def ask_json(question: str, result: Answer) -> dict:
         "ranked_by": result.ranked_by,
         **_decision(result),
         "results": [hit_dict(hit, result.question) for hit in result.hits],
+        "closest": None if result.closest is None else hit_dict(result.closest, result.question),
     }
 
 
@@ -270,6 +271,27 @@ def print_prompt(prompt: Prompt) -> None:
 def no_answer(result: Answer) -> None:
     """The refusal on stderr, where ``--context | llm`` and ``--jsonl | …`` do not read it."""
     _say(f"No answer: {result.reason}.", stderr=True)
+    closest(result, stderr=True)
+
+
+def closest(result: Answer, stderr: bool = False) -> None:
+    """After a refusal: the passage that came nearest, as a location with its score, marked as
+    below the line, so that a reader can judge the refusal (and open the file)."""
+    hit = result.closest
+    if hit is None:
+        return
+    label = (
+        f"Closest, not about {', '.join(result.unheld)}: "
+        if result.unheld
+        else "Closest, below the threshold: "
+    )
+    _say(
+        label,
+        (where(hit), "magenta"),
+        f" {hit.section or hit.source} ({hit.score:.3f})",
+        stderr=stderr,
+        style="dim",
+    )
 
 
 def missing_names(result: Answer, stderr: bool = False) -> None:
@@ -292,6 +314,7 @@ def print_result(result: Answer, full: bool = False) -> None:
     """Each result's score, location and snippet (``full``: its whole passage)."""
     if not result.answered:
         _say(f"No answer: {result.reason}.")
+        closest(result)
         missing_names(result)
         return
     for hit in result.hits:
@@ -372,3 +395,5 @@ def search_details(index: Index, paths: Sequence[str], where: Sequence[object], 
         note(f"searched: {searched:,} of {files:,} files, {rows:,} of {chunks:,} chunks ({shown})")
     if answer.answered:  # a refusal's reason is printed as the result itself
         note(f"{answer.mode} search: {answer.reason}")
+    else:  # how the line it missed was drawn
+        note(f"{answer.mode} search: the first passage had to reach {answer.threshold_in_words}")
