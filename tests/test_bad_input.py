@@ -16,7 +16,7 @@ from semsearch.build.pipeline import build_index
 from semsearch.cli.commands import app
 from semsearch.retrieve.opening import load_index
 
-from .conftest import DATA, REPO
+from tests.helpers import DATA, REPO
 
 runner = CliRunner()
 
@@ -156,7 +156,7 @@ def test_ask_warns_when_files_changed_since_the_build(messy, tmp_path):
 BUILD_AND_REPORT_PEAK = """
 import resource, sys
 from pathlib import Path
-from tests.conftest import HashingEmbedder
+from tests.helpers import HashingEmbedder
 from semsearch.build.pipeline import build_index
 report = build_index(Path(sys.argv[1]), Path(sys.argv[2]), embedder=HashingEmbedder())
 print(report.chunks, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)

@@ -9,7 +9,7 @@ from semsearch.build.pipeline import build_index
 from semsearch.encode.embedders import DEFAULT_MODEL, load_embedder
 from semsearch.gate.bank import bank_vectors, cache_folder, offtopic_bank, vectors_name
 
-from .conftest import write
+from tests.helpers import write
 
 
 class Counting:

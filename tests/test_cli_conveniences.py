@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
 
-from .conftest import SAMPLE_DOCS, write
+from tests.helpers import SAMPLE_DOCS, write
 
 runner = CliRunner()
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
 
-from .conftest import SAMPLE_DOCS
+from tests.helpers import SAMPLE_DOCS
 from .test_readme import python_examples
 
 runner = CliRunner()

@@ -23,7 +23,7 @@ from semsearch.cli.commands import app
 from semsearch.errors import SemsearchError
 from semsearch.store.schema import INDEX_FILES
 
-from .conftest import DATA, write
+from tests.helpers import DATA, write
 from .test_safety import snapshot
 
 runner = CliRunner()

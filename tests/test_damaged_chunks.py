@@ -20,7 +20,7 @@ from semsearch.cli.commands import app
 from semsearch.retrieve.opening import load_index
 from semsearch.store.schema import CHUNKS_DIGEST
 
-from .conftest import write
+from tests.helpers import FAKE_MODEL, write
 
 runner = CliRunner()
 
@@ -38,11 +38,11 @@ DAMAGES = {
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[Path, Path]:
-    """Three one-chunk files and their index, built once with the real default model."""
+    """Three one-chunk files and their index, built once with the hashing fake (rebuilds keep it)."""
     root = tmp_path_factory.mktemp("built")
     for name, text in TEXTS.items():
         write(root / "docs" / name, f"# {name}\n\n{text}\n")
-    result = runner.invoke(app, ["build", str(root / "docs"), "--index", str(root / "index"), "-q"])
+    result = runner.invoke(app, ["build", str(root / "docs"), "--index", str(root / "index"), "-q", "--model", FAKE_MODEL])
     assert result.exit_code == 0, result.output
     return root / "docs", root / "index"
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from semsearch.build import pipeline as build_module
 from semsearch.cli.commands import app
 
-from .conftest import write
+from tests.helpers import write
 from .test_rebuilds import interrupted_build
 from .test_safety import snapshot
 

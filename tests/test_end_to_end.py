@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from semsearch.cli.commands import app
 from semsearch.retrieve.search import identifiers
 
-from .conftest import DATA, SAMPLE_DOCS
+from tests.helpers import DATA, SAMPLE_DOCS
 
 runner = CliRunner()
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}

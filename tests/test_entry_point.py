@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 CTRL_C_ON_IMPORT = """
 import signal, sys

@@ -14,7 +14,7 @@ from semsearch.build import pipeline as build
 from semsearch.build.embedding import embed_in_batches
 from semsearch.build.pipeline import build_index
 
-from .conftest import HashingEmbedder, pierogi_chunks, write
+from tests.helpers import HashingEmbedder, pierogi_chunks, write
 
 
 class SlowModel(HashingEmbedder):

@@ -17,7 +17,7 @@ from semsearch.ingest.frontmatter import front_matter_block, read_front_matter
 from semsearch.ingest.markdown import parse_markdown
 from semsearch.retrieve.opening import load_index
 
-from .conftest import write
+from tests.helpers import write
 
 runner = CliRunner()
 

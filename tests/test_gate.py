@@ -29,7 +29,7 @@ from semsearch.gate.threshold import (
 )
 from semsearch.retrieve.opening import load_index
 
-from .conftest import pierogi_chunks
+from tests.helpers import pierogi_chunks
 
 
 def unit(*rows):

@@ -14,7 +14,7 @@ from semsearch.evaluation.quality import evaluate, load_questions
 from semsearch.ingest.tokens import count_tokens
 from semsearch.retrieve.opening import load_index
 
-from .conftest import DATA
+from tests.helpers import DATA
 
 runner = CliRunner()
 

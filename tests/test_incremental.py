@@ -20,7 +20,7 @@ from semsearch.store import reader
 from semsearch.store.folder import index_lock
 from semsearch.store.schema import STAGING_MARKER
 
-from .conftest import REPO, SAMPLE_DOCS, write
+from tests.helpers import REPO, SAMPLE_DOCS, write
 
 
 @pytest.fixture

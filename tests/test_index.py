@@ -15,7 +15,7 @@ from semsearch.ingest.chunking import CHUNKER_VERSION, embedding_text
 from semsearch.ingest.sources import discover
 from semsearch.retrieve.opening import load_index
 
-from .conftest import pierogi_chunks, write
+from tests.helpers import pierogi_chunks, write
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import DATA, REPO, SAMPLE_DOCS
+from tests.helpers import DATA, REPO, SAMPLE_DOCS
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ import pytest
 import semsearch
 from semsearch import Collection
 
-from .conftest import SAMPLE_DOCS
+from tests.helpers import SAMPLE_DOCS
 
 
 def test_the_package_exports_its_api_and_imports_it_lazily():
@@ -94,7 +94,7 @@ def test_eval_decides_exactly_as_ask_does(sample_index):
     """One decision path: for every sample question, eval's "answered" equals the front door's."""
     from semsearch.evaluation.quality import evaluate, load_questions
 
-    from .conftest import DATA
+    from tests.helpers import DATA
 
     questions = load_questions(DATA / "docs_questions.jsonl")
     with Collection(sample_index) as docs:
@@ -111,7 +111,7 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(sample_index):
     down above it), and the "best" score told differed with k."""
     from semsearch.evaluation.quality import evaluate, load_questions
 
-    from .conftest import DATA
+    from tests.helpers import DATA
 
     questions = load_questions(DATA / "docs_questions.jsonl") + load_questions(
         DATA / "docs_identifier_questions.jsonl"

@@ -27,7 +27,7 @@ from semsearch.mcp.server import MAX_PASSAGE_CHARS, Library  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
 from semsearch.store.passages import file_chunks  # noqa: E402
 
-from .conftest import REPO, write  # noqa: E402
+from tests.helpers import REPO, write  # noqa: E402
 
 T = TypeVar("T")
 

@@ -14,7 +14,7 @@ from semsearch.ingest.chunking import chunk_markdown
 from semsearch.ingest.packing import last_accepted
 from semsearch.ingest.tokens import LONGEST_TOKEN_BYTES, _parse_ranks, _rank_file_bytes, count_tokens
 
-from .conftest import SAMPLE_DOCS
+from tests.helpers import SAMPLE_DOCS
 
 
 def reference_pack(self, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:

@@ -16,7 +16,7 @@ from semsearch.build.estimate import SAMPLE_BATCHES
 from semsearch.build.pipeline import build_index
 from semsearch.retrieve.opening import load_index
 
-from .conftest import REPO, SAMPLE_DOCS, HashingEmbedder, write
+from tests.helpers import REPO, SAMPLE_DOCS, HashingEmbedder, write
 
 
 @pytest.fixture

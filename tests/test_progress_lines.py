@@ -12,7 +12,7 @@ from semsearch.build.embedding import Step
 from semsearch.cli.commands import app
 from semsearch.cli.render.build import PHASES, ProgressLines
 
-from .conftest import REPO, write
+from tests.helpers import REPO, write
 
 
 class Clock:

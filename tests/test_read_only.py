@@ -23,7 +23,7 @@ from semsearch.errors import IndexWriteError
 from semsearch.evaluation.quality import write_margin
 from semsearch.retrieve.opening import load_index
 
-from .conftest import write
+from tests.helpers import write
 
 runner = CliRunner()
 WRITE_MODES = set("wax+")

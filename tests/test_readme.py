@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
 
-from .conftest import REPO, SAMPLE_DOCS
+from tests.helpers import REPO, SAMPLE_DOCS
 
 README = REPO / "README.md"
 SCORE_TOLERANCE = 0.005

@@ -23,7 +23,7 @@ from semsearch.cli.commands import app
 from semsearch.encode.keywords import FILES as KEYWORD_FILES
 from semsearch.retrieve.opening import load_index
 
-from .conftest import write
+from tests.helpers import FAKE_MODEL, write
 from .test_safety import snapshot
 
 runner = CliRunner()
@@ -33,22 +33,40 @@ FILES = 17
 """One chunk each: two embedding batches (16 + 1) with the real model."""
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory) -> tuple[Path, Path]:
-    """A folder and its index, built once with the real default model (tests take copies)."""
-    root = tmp_path_factory.mktemp("built")
+def built_with(root: Path, *model: str) -> tuple[Path, Path]:
     for i in range(FILES):
         write(root / "docs" / f"plik-{i:02}.md", f"# Plik {i}\n\nTreść numer {i} o zwrotach i dostawie.\n")
-    build(root / "docs", "--index", root / "index")
+    build(root / "docs", "--index", root / "index", *model)
     return root / "docs", root / "index"
 
 
-@pytest.fixture
-def docs(built, tmp_path) -> Path:
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    """A folder and its index, built once with the hashing fake (tests take copies; rebuilds keep it)."""
+    return built_with(tmp_path_factory.mktemp("built"), "--model", FAKE_MODEL)
+
+
+@pytest.fixture(scope="module")
+def built_real(tmp_path_factory) -> tuple[Path, Path]:
+    """The same, built with the real default model (slow tests whose questions need its answers)."""
+    return built_with(tmp_path_factory.mktemp("built-real"))
+
+
+def copied(built: tuple[Path, Path], tmp_path: Path) -> Path:
     """A copy of the built folder at ``tmp_path/docs``, its index (copied too) at ``tmp_path/index``."""
     shutil.copytree(built[0], tmp_path / "docs")
     shutil.copytree(built[1], tmp_path / "index")
     return tmp_path / "docs"
+
+
+@pytest.fixture
+def docs(built, tmp_path) -> Path:
+    return copied(built, tmp_path)
+
+
+@pytest.fixture
+def docs_real(built_real, tmp_path) -> Path:
+    return copied(built_real, tmp_path)
 
 
 def build(*args: object) -> dict:
@@ -100,11 +118,13 @@ def test_full_reuses_no_interrupted_build_and_up_to_date_removes_its_journal(doc
     assert not journal.exists()  # a build that completes leaves no journal
 
 
+@pytest.mark.slow
 def test_an_interrupted_build_of_other_files_still_resumes_after_an_up_to_date_check(
-    docs, tmp_path, monkeypatch
+    docs_real, tmp_path, monkeypatch
 ):
     """The crash-safety contract: the old index stays usable, and the interrupted build, run
     again, resumes, even after a build found the old index up to date meanwhile."""
+    docs = docs_real  # "zwroty" must reach the real model's gate
     index, journal = tmp_path / "index", tmp_path / ".index.partial"
     before = snapshot(index)
     other = tmp_path / "other"
@@ -160,8 +180,9 @@ def test_a_chunking_change_reports_files_as_unchanged_and_re_embedded_not_new(do
 # A damaged keyword index is derived data: rebuilt from the chunks, nothing embedded again
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damaged", ["keywords.vocab.txt", "keywords.indptr.npy"])
-def test_a_damaged_keyword_index_is_rebuilt_without_embedding(docs, tmp_path, damaged):
+def test_a_damaged_keyword_index_is_rebuilt_without_embedding(docs_real, tmp_path, damaged):
     index = tmp_path / "index"
     intact = {name: (index / name).read_bytes() for name in (*KEYWORD_FILES, "vectors.npy")}
     (index / damaged).write_text("zz\n")

@@ -17,7 +17,7 @@ import pytest
 
 from semsearch.ingest.sources import Skipped, changed_files, discover, read_source
 
-from .conftest import REPO, write
+from tests.helpers import REPO, write
 
 TIMEOUT = 90  # seconds: a build of a few files takes ~6 s with the real model on a busy machine
 

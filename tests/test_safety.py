@@ -27,7 +27,7 @@ from semsearch.store import folder as store
 from semsearch.store.folder import index_lock
 from semsearch.store.schema import STAGING_MARKER
 
-from .conftest import REPO, write
+from tests.helpers import REPO, write
 
 runner = CliRunner()
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from .conftest import SAMPLE_DOCS
+from tests.helpers import SAMPLE_DOCS
 
 
 @pytest.mark.slow

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -15,7 +16,7 @@ from semsearch.build.pipeline import build_index
 from semsearch.cli.commands import app
 from semsearch.retrieve.opening import load_index
 
-from .conftest import write
+from tests.helpers import FAKE_MODEL, write
 
 runner = CliRunner()
 
@@ -28,16 +29,26 @@ def run(*args: object):
     return runner.invoke(app, [str(a) for a in args], env={"NO_COLOR": "1"}, prog_name="semsearch")
 
 
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    """A docs folder of two files with text and one of only front matter, and its index."""
-    root = tmp_path_factory.mktemp("tiny")
+def built_folder(root: Path, *model: str):
     write(root / "docs" / "a.md", GUIDE)
     write(root / "docs" / "b.md", DELIVERY)
     write(root / "docs" / "odd" / "onlyfm.md", ONLY_FRONT_MATTER)
-    built = run("build", root / "docs", "--index", root / "index")
+    built = run("build", root / "docs", "--index", root / "index", *model)
     assert built.exit_code == 0, built.output
     return root, built
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A docs folder of two files with text and one of only front matter, and its index (built
+    with the hashing fake)."""
+    return built_folder(tmp_path_factory.mktemp("tiny"), "--model", FAKE_MODEL)
+
+
+@pytest.fixture(scope="module")
+def real_folder(tmp_path_factory):
+    """The same, built with the real default model (slow tests: its answers and its 512 tokens)."""
+    return built_folder(tmp_path_factory.mktemp("tiny-real"))
 
 
 def test_a_file_with_no_text_is_not_counted_as_a_file_searched(folder):
@@ -84,8 +95,9 @@ def test_a_filter_that_leaves_only_files_with_no_text_is_a_usage_error(folder, f
     assert result.stderr == f"error: {asked} match only files with no text to search (odd/onlyfm.md)\n"
 
 
-def test_the_library_refuses_such_a_filter_too(folder):
-    root, _ = folder
+@pytest.mark.slow
+def test_the_library_refuses_such_a_filter_too(real_folder):
+    root, _ = real_folder
     question = ["ask", "Ile mam dni na zwrot towaru?", "--index", root / "index"]
     mixed = run(*question, "--path", "odd/onlyfm.md", "--path", "a.md")
     assert mixed.exit_code == 0 and "a.md:6" in mixed.stdout, mixed.output  # one with text is enough
@@ -95,8 +107,9 @@ def test_the_library_refuses_such_a_filter_too(folder):
         assert docs.search("Ile mam dni na zwrot towaru?", paths=["odd/onlyfm.md", "a.md"]).hits
 
 
-def test_a_chunk_budget_above_what_the_model_reads_is_refused_before_any_work(folder, tmp_path):
-    root, _ = folder
+@pytest.mark.slow
+def test_a_chunk_budget_above_what_the_model_reads_is_refused_before_any_work(real_folder, tmp_path):
+    root, _ = real_folder
     index = tmp_path / "index"
     refused = run("build", root / "docs", "--index", index, "--max-tokens", "100000", "--dry-run")
     assert refused.exit_code == 2
@@ -109,8 +122,11 @@ def test_a_chunk_budget_above_what_the_model_reads_is_refused_before_any_work(fo
     assert "2 chunks (≤ 512 tokens)\n" in run("info", "--index", index).stdout
 
 
-def test_an_index_that_records_a_larger_budget_shows_the_one_applied_and_rebuilds_as_built(folder, tmp_path):
-    root, _ = folder
+@pytest.mark.slow
+def test_an_index_that_records_a_larger_budget_shows_the_one_applied_and_rebuilds_as_built(
+    real_folder, tmp_path
+):
+    root, _ = real_folder
     index = tmp_path / "index"
     shutil.copytree(root / "index", index)
     meta = json.loads((index / "meta.json").read_text())
@@ -161,6 +177,7 @@ def test_a_dry_run_with_another_exclude_says_what_that_build_does(folder, tmp_pa
         assert {key: dry[key] for key in SAID} == {key: real[key] for key in SAID}
 
 
+@pytest.mark.slow
 def test_info_names_front_matter_that_could_not_be_read(tmp_path):
     docs, index = tmp_path / "docs", tmp_path / "index"
     write(docs / "bad.md", "---\ntype: [guide\n---\n# Zwroty\n\nTowar można zwrócić w ciągu 14 dni.\n")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import write
+from tests.helpers import write
 from .test_front_matter import UMOWA, write_sample
 
 pytestmark = pytest.mark.slow
