@@ -79,6 +79,7 @@ INDEXED = {
 }
 
 
+@pytest.mark.slow
 def test_messy_folder_builds_through_the_cli_with_the_real_model(messy, tmp_path):
     result = runner.invoke(app, ["build", str(messy), "--index", str(tmp_path / "index"), "--json"])
     assert result.exit_code == 0, result.output
@@ -120,6 +121,7 @@ def test_exclude_patterns_and_ignore_file(messy, tmp_path, fake_embedder):
     assert report.excluded == ["drafts/", "name with spaces ąę.md", "notes/"]  # folders not entered
 
 
+@pytest.mark.slow
 def test_verbose_build_lists_what_was_excluded(messy, tmp_path):
     result = runner.invoke(
         app, ["build", str(messy), "--index", str(tmp_path / "index"), "-v", "--exclude", "notes/"]
@@ -143,6 +145,7 @@ def test_unmatched_excludes_against_each_pattern_alone():
     assert unmatched_excludes(["*"], []) == ["*"]
 
 
+@pytest.mark.slow
 def test_ask_warns_when_files_changed_since_the_build(messy, tmp_path):
     runner.invoke(app, ["build", str(messy), "--index", str(tmp_path / "index")])
     (messy / "good.md").write_text("# Dobry\n\nZmieniony.\n", encoding="utf-8")
@@ -227,6 +230,7 @@ CORRUPTIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage, message", CORRUPTIONS)
 @pytest.mark.parametrize(
     "command", [["ask", "dostawa"], ["info"], ["eval", str(DATA / "docs_questions.jsonl")]]
@@ -244,10 +248,10 @@ def test_corrupt_index_is_one_clean_line(sample_index, tmp_path, damage, message
     assert result.stderr.strip().count("\n") == 0  # one line
 
 
-def test_an_unreadable_meta_json_gets_the_advice_build_gives(sample_index, tmp_path):
+def test_an_unreadable_meta_json_gets_the_advice_build_gives(fake_sample_index, tmp_path):
     """An outside probe: ask said "rebuild it", build then refused to replace the folder."""
     broken = tmp_path / "index"
-    shutil.copytree(sample_index, broken)
+    shutil.copytree(fake_sample_index, broken)
     (broken / "meta.json").write_text("{not json")
     asked = runner.invoke(app, ["ask", "dostawa", "--index", str(broken)])
     built = runner.invoke(app, ["build", str(REPO / "docs"), "--index", str(broken)])
@@ -273,6 +277,7 @@ def test_random_bytes_without_nul_are_binary_but_legacy_encoded_text_is_read(tmp
     assert isinstance(read, SourceFile) and read.warning and "invalid UTF-8" in read.warning
 
 
+@pytest.mark.slow
 def test_a_dry_run_writes_nothing_and_an_emptied_folder_names_the_index_left(tmp_path):
     """An outside probe: --dry-run failed on read-only media creating its lock file (and made
     the index's parent folders); after every document was deleted, build's error did not say
@@ -291,6 +296,7 @@ def test_a_dry_run_writes_nothing_and_an_emptied_folder_names_the_index_left(tmp
     assert emptied.exit_code == 2 and "idx/ still holds its last build" in emptied.stderr
 
 
+@pytest.mark.slow
 def test_ask_gives_no_build_advice_when_every_indexed_file_is_gone(tmp_path):
     """A probe: after every document was deleted, ask advised a build, which then failed."""
     docs = tmp_path / "docs"

@@ -31,6 +31,7 @@ class Counting:
         return self._embedder.passage_tokens(text)
 
 
+@pytest.mark.slow
 def test_the_shipped_vectors_are_the_default_models_own():
     embedder = load_embedder(DEFAULT_MODEL)
     counting = Counting(embedder)
@@ -41,6 +42,7 @@ def test_the_shipped_vectors_are_the_default_models_own():
     np.testing.assert_allclose(shipped, fresh, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_one_file_folder_embeds_its_titles_but_no_bank_question(tmp_path):
     write(tmp_path / "docs" / "a.md", "# Zwroty\n\n## Termin\n\nZwrot pieniędzy w ciągu 14 dni.\n")
     counting = Counting(load_embedder(DEFAULT_MODEL))

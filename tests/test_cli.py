@@ -25,8 +25,8 @@ def assert_clean_error(result, *fragments: str):
         assert fragment in result.stderr
 
 
-def test_ask_json_shape(sample_index):
-    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "-k", "2")
+def test_ask_json_shape(fake_sample_index):
+    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", fake_sample_index, "--json", "-k", "2")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     keys = ("question", "mode", "answered", "reason", "ranked_by", "missing", "missing_elsewhere")
@@ -71,7 +71,7 @@ def test_ask_json_shape(sample_index):
     assert first["start_line"] <= first["end_line"]
     dense = json.loads(
         run(
-            "ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "--mode", "dense"
+            "ask", "Ile kosztuje dostawa do paczkomatu?", "--index", fake_sample_index, "--json", "--mode", "dense"
         ).stdout
     )
     assert set(dense["results"][0]) == fields  # no keyword score without keywords
@@ -79,6 +79,7 @@ def test_ask_json_shape(sample_index):
     assert scores == sorted(scores, reverse=True)
 
 
+@pytest.mark.slow
 def test_ask_human_output_names_source_section_and_lines(sample_index):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index)
     assert result.exit_code == 0, result.output
@@ -86,6 +87,7 @@ def test_ask_human_output_names_source_section_and_lines(sample_index):
     assert re.match(r"^0\.\d{3}  \S*dostawa\.md:\d+  Dostawa › .* \(lines? \d+", first), first
 
 
+@pytest.mark.slow
 def test_ask_off_topic_exits_1_with_one_line(sample_index):
     result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index)
     assert result.exit_code == 1, result.output
@@ -95,11 +97,11 @@ def test_ask_off_topic_exits_1_with_one_line(sample_index):
     assert json.loads(as_json.stdout)["results"] == []
 
 
-def test_min_score_override(sample_index):
-    low = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--min-score", "-1", "--json")
+def test_min_score_override(fake_sample_index):
+    low = run("ask", "Jaka jest pogoda w Krakowie?", "--index", fake_sample_index, "--min-score", "-1", "--json")
     assert low.exit_code == 0
     assert json.loads(low.stdout)["threshold"] == -1
-    high = run("ask", "Ile kosztuje dostawa?", "--index", sample_index, "--min-score", "1.0")
+    high = run("ask", "Ile kosztuje dostawa?", "--index", fake_sample_index, "--min-score", "1.0")
     assert high.exit_code == 1
 
 
@@ -107,14 +109,15 @@ def test_missing_index(tmp_path):
     assert_clean_error(run("ask", "cokolwiek", "--index", tmp_path / "none"), "no index", "semsearch build")
 
 
-def test_bad_arguments(sample_index):
-    assert run("ask", "x", "--index", sample_index, "-k", "0").exit_code == 2
+def test_bad_arguments(fake_sample_index):
+    assert run("ask", "x", "--index", fake_sample_index, "-k", "0").exit_code == 2
     assert run("ask").exit_code == 2
-    assert_clean_error(run("ask", "   ", "--index", sample_index), "empty")
-    assert_clean_error(run("ask", "?!", "--index", sample_index), "no words to search for")  # not exit 0 or 1
-    assert_clean_error(run("ask", "😀", "--index", sample_index), "no words to search for")
+    assert_clean_error(run("ask", "   ", "--index", fake_sample_index), "empty")
+    assert_clean_error(run("ask", "?!", "--index", fake_sample_index), "no words to search for")  # not exit 0 or 1
+    assert_clean_error(run("ask", "😀", "--index", fake_sample_index), "no words to search for")
 
 
+@pytest.mark.slow
 def test_model_mismatch_is_refused(sample_index, minilm_folder):
     result = run(
         "ask", "dostawa", "--index", sample_index, "--model", f"sentence-transformers:{minilm_folder}"
@@ -142,6 +145,7 @@ def test_build_refuses_to_replace_a_folder_that_is_not_an_index(tmp_path):
     assert (precious / "thesis.tex").read_text() == "years of work"
 
 
+@pytest.mark.slow
 def test_a_lower_cosine_listed_first_is_explained(sample_index):
     """Issue 14: the order and the number shown must not contradict each other unexplained."""
     question = "§ 7 regulaminu"
@@ -156,6 +160,7 @@ def test_a_lower_cosine_listed_first_is_explained(sample_index):
     assert "Listed by" not in plain  # cosine order needs no note
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", ["--context", "--jsonl"])
 def test_a_refusal_never_reaches_a_pipe(sample_index, option):
     """`ask --context | llm` must not hand the model the "No answer" line (an outside probe)."""
@@ -164,6 +169,7 @@ def test_a_refusal_never_reaches_a_pipe(sample_index, option):
     assert result.stderr.startswith("No answer: no passage reaches")
 
 
+@pytest.mark.slow
 def test_a_refusal_says_how_close_the_best_passage_came(sample_index):
     refused = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--json")
     assert refused.exit_code == 1

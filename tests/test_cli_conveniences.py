@@ -29,10 +29,10 @@ def test_version_and_short_help():
     assert short.exit_code == 0 and "Usage" in short.stdout and "--index" in short.stdout
 
 
-def test_a_question_needs_no_quotes(sample_index):
-    quoted = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json")
+def test_a_question_needs_no_quotes(fake_sample_index):
+    quoted = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", fake_sample_index, "--json")
     unquoted = run(
-        "ask", "Ile", "kosztuje", "dostawa", "do", "paczkomatu?", "--index", sample_index, "--json"
+        "ask", "Ile", "kosztuje", "dostawa", "do", "paczkomatu?", "--index", fake_sample_index, "--json"
     )
     assert quoted.exit_code == unquoted.exit_code == 0
     assert json.loads(quoted.stdout)["results"] == json.loads(unquoted.stdout)["results"]
@@ -55,9 +55,9 @@ def test_usage_errors_are_one_line_with_the_suggestion(args, message):
     assert message in result.stderr and "--help`" in result.stderr
 
 
-def test_the_nearest_index_is_found_from_any_folder_below_it(sample_index, tmp_path, monkeypatch):
+def test_the_nearest_index_is_found_from_any_folder_below_it(fake_sample_index, tmp_path, monkeypatch):
     project = tmp_path / "project"
-    shutil.copytree(sample_index, project / "index")
+    shutil.copytree(fake_sample_index, project / "index")
     (project / "src" / "deep").mkdir(parents=True)
     monkeypatch.chdir(project / "src" / "deep")
     monkeypatch.delenv("SEMSEARCH_INDEX", raising=False)
@@ -69,9 +69,9 @@ def test_the_nearest_index_is_found_from_any_folder_below_it(sample_index, tmp_p
     assert missing.exit_code == 2 and str(tmp_path / "elsewhere") in missing.stderr
 
 
-def test_build_without_docs_rebuilds_the_folder_the_index_records(sample_index, tmp_path):
+def test_build_without_docs_rebuilds_the_folder_the_index_records(fake_sample_index, tmp_path):
     index = tmp_path / "index"
-    shutil.copytree(sample_index, index)
+    shutil.copytree(fake_sample_index, index)
     result = run("build", "--index", index, "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -90,11 +90,11 @@ def test_build_of_a_file_says_it_is_a_file(tmp_path):
     )
 
 
-def test_the_stale_warning_gives_the_command_that_works(sample_index, tmp_path):
+def test_the_stale_warning_gives_the_command_that_works(fake_sample_index, tmp_path):
     docs = tmp_path / "docs"
     shutil.copytree(SAMPLE_DOCS, docs)
     index = tmp_path / "index"
-    shutil.copytree(sample_index, index)
+    shutil.copytree(fake_sample_index, index)
     meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
     (index / "meta.json").write_text(json.dumps({**meta, "docs_root": str(docs)}), encoding="utf-8")
     write(docs / "nowy.md", "# Nowy\n\nNowy plik.\n")
@@ -102,7 +102,7 @@ def test_the_stale_warning_gives_the_command_that_works(sample_index, tmp_path):
     assert f"run `semsearch build {docs} --index {index}`" in result.stderr
 
 
-def test_eval_recall_at_several_k_and_warnings(sample_index, tmp_path):
+def test_eval_recall_at_several_k_and_warnings(fake_sample_index, tmp_path):
     questions = tmp_path / "q.jsonl"
     rows = [
         {"question": "Ile kosztuje dostawa do paczkomatu?", "source": "dostawa.md"},
@@ -110,7 +110,7 @@ def test_eval_recall_at_several_k_and_warnings(sample_index, tmp_path):
         {"question": "Jak złożyć reklamację?", "source": "nope.md"},
     ]
     questions.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
-    result = run("eval", questions, "--index", sample_index, "-k", "1,3,10,50", "--json")
+    result = run("eval", questions, "--index", fake_sample_index, "-k", "1,3,10,50", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert list(data["recall"]) == ["1", "3", "10", "50"]
@@ -118,11 +118,12 @@ def test_eval_recall_at_several_k_and_warnings(sample_index, tmp_path):
     assert "line 2: unknown key 'answr' ignored" in result.stderr
     assert "line 3: source nope.md is no indexed file" in result.stderr
     copy = tmp_path / "copy"
-    shutil.copytree(sample_index, copy)
+    shutil.copytree(fake_sample_index, copy)
     calibrated = run("eval", questions, "--index", copy, "--calibrate")
     assert "calibrating on 3 questions: the threshold will be noisy" in calibrated.stderr
 
 
+@pytest.mark.slow
 def test_locations_open_in_an_editor_and_paths_are_taken_as_the_shell_gives_them(sample_index, monkeypatch):
     monkeypatch.chdir(SAMPLE_DOCS.parent)
     question = "Ile mam dni na zwrot towaru?"
@@ -138,7 +139,7 @@ def test_locations_open_in_an_editor_and_paths_are_taken_as_the_shell_gives_them
     assert human.exit_code == 0 and re.match(r"^0\.\d{3}  docs/\S+\.md:\d+  ", human.stdout)
 
 
-def test_eval_sources_may_be_written_as_the_shell_gives_them(sample_index, tmp_path, monkeypatch):
+def test_eval_sources_may_be_written_as_the_shell_gives_them(fake_sample_index, tmp_path, monkeypatch):
     monkeypatch.chdir(SAMPLE_DOCS.parent)
     questions = tmp_path / "q.jsonl"
     rows = [
@@ -147,7 +148,7 @@ def test_eval_sources_may_be_written_as_the_shell_gives_them(sample_index, tmp_p
         {"question": "Ile kosztuje dostawa do paczkomatu?", "source": "dostawa.md"},
     ]
     questions.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    result = run("eval", questions, "--index", sample_index, "--json")
+    result = run("eval", questions, "--index", fake_sample_index, "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["top3"] == 1.0
 
@@ -172,6 +173,7 @@ def test_path_patterns_become_docs_relative_only_when_they_lead_into_the_docs(tm
     assert {pattern: docs_relative(pattern, docs) for pattern in expected} == expected
 
 
+@pytest.mark.slow
 def test_a_rebuild_from_a_subfolder_finds_the_project_index_but_a_new_build_stays_here(
     sample_index, tmp_path, monkeypatch
 ):
@@ -190,6 +192,7 @@ def test_a_rebuild_from_a_subfolder_finds_the_project_index_but_a_new_build_stay
     assert json.loads(new.stdout)["index"] == "index"  # beside the notes, not the project's index
 
 
+@pytest.mark.slow
 def test_jsonl_prints_one_result_per_line_for_pipes(sample_index):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--jsonl", "-k", "3")
     assert result.exit_code == 0, result.output
@@ -201,11 +204,11 @@ def test_jsonl_prints_one_result_per_line_for_pipes(sample_index):
 
 
 def test_a_rebuild_whose_recorded_folder_is_gone_names_it_and_changes_nothing(
-    sample_index, tmp_path, monkeypatch
+    fake_sample_index, tmp_path, monkeypatch
 ):
     """Never a silent switch to ./docs (an outside probe saw docs_root rewritten that way)."""
     index = tmp_path / "index"
-    shutil.copytree(sample_index, index)
+    shutil.copytree(fake_sample_index, index)
     meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
     gone = tmp_path / "moved-away"
     (index / "meta.json").write_text(json.dumps({**meta, "docs_root": str(gone)}), encoding="utf-8")
@@ -225,8 +228,8 @@ def test_a_rebuild_whose_recorded_folder_is_gone_names_it_and_changes_nothing(
     "options",
     [["--json", "--jsonl"], ["--context", "--jsonl"], ["--context", "--full"], ["--expand", "file"]],
 )
-def test_output_options_that_cannot_work_together_are_usage_errors(sample_index, options):
-    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, *options)
+def test_output_options_that_cannot_work_together_are_usage_errors(fake_sample_index, options):
+    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", fake_sample_index, *options)
     assert result.exit_code == 2 and result.stderr.startswith("error: ") and "--help`" in result.stderr
 
 
@@ -248,19 +251,21 @@ def test_no_index_anywhere_says_where_it_looked(tmp_path, monkeypatch):
     assert "(the folder holds no meta.json)" in not_ours.stderr
 
 
-def test_a_question_starting_with_a_dash_gets_a_hint_and_works_after_two_dashes(sample_index):
-    hinted = run("ask", "-5 stopni na dworze, czy kurier dowiezie paczkę?", "--index", sample_index)
+def test_a_question_starting_with_a_dash_gets_a_hint_and_works_after_two_dashes(fake_sample_index):
+    hinted = run("ask", "-5 stopni na dworze, czy kurier dowiezie paczkę?", "--index", fake_sample_index)
     assert hinted.exit_code == 2 and "goes after `--`" in hinted.stderr
-    asked = run("ask", "--index", sample_index, "--", "-5 stopni na dworze, czy kurier dowiezie paczkę?")
+    asked = run("ask", "--index", fake_sample_index, "--", "-5 stopni na dworze, czy kurier dowiezie paczkę?")
     assert asked.exit_code in (0, 1) and "error" not in asked.stderr
 
 
+@pytest.mark.slow
 def test_verbose_says_a_refusal_once(sample_index):
     refused = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "-v")
     assert refused.exit_code == 1
     assert (refused.stdout + refused.stderr).count("no passage reaches") == 1
 
 
+@pytest.mark.slow
 def test_a_rebuild_keeps_how_the_index_was_built_unless_told_otherwise(tmp_path):
     """An outside probe: `--exclude` was forgotten by the next plain build (and so would be the
     model and the chunk budget, re-embedding everything with the default)."""

@@ -77,6 +77,7 @@ def test_a_missing_option_value_points_to_the_subcommand_help(args):
     )
 
 
+@pytest.mark.slow
 def test_counts_have_thousands_separators_as_token_counts_do(tmp_path, monkeypatch):
     monkeypatch.setattr(
         "semsearch.build.pipeline.build_seconds", lambda *args: 42.0
@@ -103,16 +104,16 @@ def damaged_copy(sample_index, tmp_path, docs_root: str | None = None):
     return broken
 
 
-def test_the_damaged_index_hint_gives_the_real_rebuild_command(sample_index, tmp_path):
-    broken = damaged_copy(sample_index, tmp_path)
+def test_the_damaged_index_hint_gives_the_real_rebuild_command(fake_sample_index, tmp_path):
+    broken = damaged_copy(fake_sample_index, tmp_path)
     result = run("ask", "Ile dni na zwrot?", "--index", broken)
     assert result.exit_code == 2
     assert result.stderr.endswith(f"; rebuild it with `semsearch build {SAMPLE_DOCS} --index {broken}`\n")
     assert result.stderr.count("\n") == 1
 
 
-def test_the_damaged_index_hint_keeps_a_placeholder_for_a_folder_that_is_gone(sample_index, tmp_path):
-    broken = damaged_copy(sample_index, tmp_path, docs_root=str(tmp_path / "gone"))
+def test_the_damaged_index_hint_keeps_a_placeholder_for_a_folder_that_is_gone(fake_sample_index, tmp_path):
+    broken = damaged_copy(fake_sample_index, tmp_path, docs_root=str(tmp_path / "gone"))
     result = run("info", "--index", broken)
     assert result.exit_code == 2
     assert result.stderr.endswith(f"; rebuild it with `semsearch build DOCS --index {broken}`\n")
@@ -121,6 +122,7 @@ def test_the_damaged_index_hint_keeps_a_placeholder_for_a_folder_that_is_gone(sa
 TERMS = "# Zwroty\n\nWstęp.\n\n## Termin\n\nMasz 14 dni na zwrot towaru.\n"
 
 
+@pytest.mark.slow
 def test_utf16_and_utf32_files_with_a_bom_are_indexed_at_their_lines(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -147,6 +149,7 @@ def test_utf16_and_utf32_files_with_a_bom_are_indexed_at_their_lines(tmp_path):
     assert (again["unchanged"], again["embedded"]) == (3, 0)  # the sha256 of the bytes, as for UTF-8
 
 
+@pytest.mark.slow
 def test_the_readme_python_filters_work_on_the_sample_docs(sample_index):
     """The README's Python shows `where=[...]` (in a comment too): each must work on docs/."""
     from semsearch import Collection

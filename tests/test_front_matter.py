@@ -211,6 +211,7 @@ def test_a_bad_where_is_a_one_line_usage_error(condition, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: Invalid value for --where: "), lines
 
 
+@pytest.mark.slow
 def test_build_quiet_and_verbose(docs, tmp_path):
     index = str(tmp_path / "index")
     verbose = runner.invoke(app, ["build", str(docs), "--index", index, "--verbose"])
@@ -242,6 +243,7 @@ def test_build_quiet_and_verbose(docs, tmp_path):
     assert "warning: skipped empty.md: empty file" in default.stderr and "unchanged " not in default.stderr
 
 
+@pytest.mark.slow
 def test_ask_quiet_and_verbose(docs, tmp_path):
     index = tmp_path / "index"
     assert runner.invoke(app, ["build", str(docs), "--index", str(index), "-q"]).exit_code == 0

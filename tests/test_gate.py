@@ -155,6 +155,7 @@ def test_language_offsets_are_a_share_of_each_languages_median_gap():
     assert language_offsets(np.empty(0), [], 0.5) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("question", "answered"),
     [
@@ -179,6 +180,7 @@ def test_the_gate_on_the_sample_docs(sample_index, question, answered):
     assert bool(result.hits) == answered, (result.threshold, [h.score for h in result.hits])
 
 
+@pytest.mark.slow
 def test_a_question_in_another_language_than_the_docs_gets_its_loss_back(sample_index):
     """Gate 4: the bank measures each language's loss on the corpus; a German question on the
     Polish sample docs has a lower baseline than a Polish one (by half the languages' gap)."""
@@ -196,6 +198,7 @@ def test_a_question_in_another_language_than_the_docs_gets_its_loss_back(sample_
     assert offsets["pl"] - offsets["de"] > 0.01
 
 
+@pytest.mark.slow
 def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_path):
     """Gate 2's cut was derived for background similarity alone: reading it with gate 3's
     weights (or gate 4's language offsets) would move every question's threshold. Its next
@@ -221,6 +224,7 @@ def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_
     assert old.search(question, vector, 3).threshold == pytest.approx(old.gate.margin + similarity)
 
 
+@pytest.mark.slow
 def test_word_evidence_comes_from_the_files_searched(sample_index):
     """An outside probe: under --path konto.md, "PAY-517" (in platnosci.md) still lowered the
     threshold. Evidence is read in the allowed rows only; all rows allowed is no filter."""
@@ -246,6 +250,7 @@ def test_word_evidence_comes_from_the_files_searched(sample_index):
     )  # no evidence at all
 
 
+@pytest.mark.slow
 def test_inputs_in_no_language_are_background_only_for_words_the_documents_never_use(sample_index):
     index = load_index(sample_index)
     languages = index.meta["offtopic"]["languages"]

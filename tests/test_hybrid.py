@@ -39,6 +39,7 @@ def measured(sample_index):
     }
 
 
+@pytest.mark.slow
 def test_hybrid_finds_identifiers_that_embeddings_miss(measured):
     hybrid, dense = measured["hybrid"][0], measured["dense"][0]
     assert hybrid["questions"] >= 15
@@ -46,24 +47,26 @@ def test_hybrid_finds_identifiers_that_embeddings_miss(measured):
     assert hybrid["top1"] >= dense["top1"] + 0.2, (hybrid["top1"], dense["top1"])
 
 
+@pytest.mark.slow
 def test_hybrid_costs_nothing_on_paraphrases(measured):
     assert measured["hybrid"][1]["top1"] >= measured["dense"][1]["top1"] - 0.03
 
 
-def test_keyword_mode_ranks_by_bm25(sample_index):
-    result = run("ask", "PAY-630", "--index", sample_index, "--mode", "keyword", "--json")
+def test_keyword_mode_ranks_by_bm25(fake_sample_index):
+    result = run("ask", "PAY-630", "--index", fake_sample_index, "--mode", "keyword", "--json")
     assert result.exit_code == 0, result.output
     first = json.loads(result.stdout)["results"][0]
     assert "PAY-630" in first["text"] and first["keyword_score"] > 0
 
 
-def test_keyword_mode_says_when_no_passage_holds_a_word_of_the_question(sample_index):
+def test_keyword_mode_says_when_no_passage_holds_a_word_of_the_question(fake_sample_index):
     """An outside probe: it said "no passage reaches this question's threshold", with no score."""
-    result = run("ask", "xyzzy plugh", "--index", sample_index, "--mode", "keyword")
+    result = run("ask", "xyzzy plugh", "--index", fake_sample_index, "--mode", "keyword")
     assert result.exit_code == 1
     assert "No answer: no passage holds any word of the question" in result.stdout
 
 
+@pytest.mark.slow
 def test_path_filter_applies_before_top_k(sample_index):
     """The best passages for this question are in zwroty.md; filtered to dostawa.md, the answer
     still comes from there, however far down the unfiltered ranking it is."""
@@ -86,15 +89,15 @@ def test_path_filter_applies_before_top_k(sample_index):
     assert "zwroty.md" in sources and sources <= {"dostawa.md", "zwroty.md"}, sources
 
 
-def test_a_path_matching_no_file_is_a_clear_error(sample_index):
-    result = run("ask", "zwrot", "--index", sample_index, "--path", "nie-ma/**")
+def test_a_path_matching_no_file_is_a_clear_error(fake_sample_index):
+    result = run("ask", "zwrot", "--index", fake_sample_index, "--path", "nie-ma/**")
     assert result.exit_code == 2
     assert "no indexed file matches the path pattern(s) nie-ma/**" in result.stderr
 
 
-def test_context_prompt_puts_the_best_source_last_and_fits_the_budget(sample_index):
+def test_context_prompt_puts_the_best_source_last_and_fits_the_budget(fake_sample_index):
     question = "Ile mam dni na odstąpienie od umowy?"
-    result = run("ask", question, "--index", sample_index, "--context", "-k", "3", "--json")
+    result = run("ask", question, "--index", fake_sample_index, "--context", "-k", "3", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     prompt, sources = data["prompt"], data["sources"]
@@ -103,17 +106,17 @@ def test_context_prompt_puts_the_best_source_last_and_fits_the_budget(sample_ind
     assert prompt.rstrip().endswith(f"Question: {question}")
     positions = [prompt.index(f"[{n}] {s['source']} › ") for n, s in enumerate(sources, 1)]
     assert positions == sorted(positions, reverse=True)  # [1], the best, is last before the question
-    plain = run("ask", question, "--index", sample_index, "--context", "-k", "3")
+    plain = run("ask", question, "--index", fake_sample_index, "--context", "-k", "3")
     assert plain.stdout == prompt
 
 
-def test_context_budget_drops_the_least_relevant_sources(sample_index):
+def test_context_budget_drops_the_least_relevant_sources(fake_sample_index):
     question = "Ile mam dni na odstąpienie od umowy?"
     result = run(
         "ask",
         question,
         "--index",
-        sample_index,
+        fake_sample_index,
         "--context",
         "-k",
         "5",
@@ -129,10 +132,11 @@ def test_context_budget_drops_the_least_relevant_sources(sample_index):
         and data["left_out"] == 5 - len(data["sources"])
     )
     assert "[1] " in data["prompt"]
-    tiny = run("ask", question, "--index", sample_index, "--context", "--max-context-tokens", "120", "--json")
+    tiny = run("ask", question, "--index", fake_sample_index, "--context", "--max-context-tokens", "120", "--json")
     assert json.loads(tiny.stdout)["tokens"] <= 120  # even the best source is cut to fit
 
 
+@pytest.mark.slow
 def test_no_context_prompt_when_nothing_passes(sample_index):
     result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--context")
     assert result.exit_code == 1
@@ -173,27 +177,27 @@ def test_a_code_name_puts_its_own_section_first(events_index, question, section,
     assert all(s.startswith(section) for s in sections[:top]), sections
 
 
-def test_a_code_no_document_holds_is_named_as_missing(sample_index):
+def test_a_code_no_document_holds_is_named_as_missing(fake_sample_index):
     """Asked about PAY-999, the nearest passage lists other PAY codes: the reader is told that
     none of them is the one asked about (and § 99 likewise); a code present is not listed."""
-    unknown = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "-k", "1")
+    unknown = run("ask", "Co oznacza błąd PAY-999?", "--index", fake_sample_index, "-k", "1")
     assert "Not found in the searched documents: PAY-999. The passages above do not mention it." in (
         unknown.stdout
     )
-    as_json = json.loads(run("ask", "Co mówi § 99 albo PAY-517?", "--index", sample_index, "--json").stdout)
+    as_json = json.loads(run("ask", "Co mówi § 99 albo PAY-517?", "--index", fake_sample_index, "--json").stdout)
     assert as_json["missing"] == ["§ 99"]
-    known = json.loads(run("ask", "Co oznacza błąd PAY-517?", "--index", sample_index, "--json").stdout)
+    known = json.loads(run("ask", "Co oznacza błąd PAY-517?", "--index", fake_sample_index, "--json").stdout)
     assert known["missing"] == [] and known["answered"]
-    filtered = run("ask", "Co oznacza błąd PAY-517?", "--index", sample_index, "--path", "regulamin.md")
+    filtered = run("ask", "Co oznacza błąd PAY-517?", "--index", fake_sample_index, "--path", "regulamin.md")
     # not in the file searched, and where it is
     assert "Not found in the searched documents: PAY-517 (in platnosci.md, not searched)." in filtered.stdout
-    prompt = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--context")
+    prompt = run("ask", "Co oznacza błąd PAY-999?", "--index", fake_sample_index, "--context")
     assert prompt.exit_code == 0 and "Not found in the searched documents: PAY-999." in prompt.stderr
     assert "Not found" not in prompt.stdout  # the prompt on stdout stays what the model reads
-    prompt_json = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--context", "--json")
+    prompt_json = run("ask", "Co oznacza błąd PAY-999?", "--index", fake_sample_index, "--context", "--json")
     assert json.loads(prompt_json.stdout)["missing"] == ["PAY-999"]
     # a refusal under --context --json is still JSON on stdout (a probe got nothing to parse)
-    refused = run("ask", "PAY-517", "--index", sample_index, "--path", "regulamin.md", "--context", "--json")
+    refused = run("ask", "PAY-517", "--index", fake_sample_index, "--path", "regulamin.md", "--context", "--json")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["answered"] is False
     assert json.loads(refused.stdout)["missing_elsewhere"] == {"PAY-517": ["platnosci.md"]}
 
@@ -213,8 +217,8 @@ def test_a_code_name_no_document_holds_is_named_as_missing(events_index):
         assert json.loads(run("ask", known, "--index", events_index, "--json").stdout)["missing"] == [], known
 
 
-def test_missing_outside_against_masks(sample_index):
-    index = load_index(sample_index)
+def test_missing_outside_against_masks(fake_sample_index):
+    index = load_index(fake_sample_index)
     holding = index.keyword_index().rows_with("PAY-517")
     assert len(holding) > 0
     everywhere = np.ones(len(index.chunks), dtype=bool)

@@ -56,6 +56,7 @@ def edit_docs(root):
     write(root / "d" / "nowy.md", "# Delta\n\nNowy plik o reklamacjach.\n")  # new
 
 
+@pytest.mark.slow
 def test_incremental_build_equals_full_build_with_the_real_model(docs, tmp_path):
     incremental = tmp_path / "incremental"
     build_index(docs, incremental)
@@ -68,6 +69,7 @@ def test_incremental_build_equals_full_build_with_the_real_model(docs, tmp_path)
     assert_same_index(incremental, tmp_path / "full")
 
 
+@pytest.mark.slow
 def test_unchanged_rebuild_embeds_nothing_and_loads_no_model(docs, tmp_path, monkeypatch):
     build_index(docs, tmp_path / "index")
     before = (tmp_path / "index" / "vectors.npy").read_bytes()

@@ -20,6 +20,7 @@ def test_the_package_exports_its_api_and_imports_it_lazily():
         semsearch.nothing_here  # noqa: B018
 
 
+@pytest.mark.slow
 def test_search_returns_hits_with_locations_and_says_why(sample_index):
     with Collection(sample_index) as docs:
         answer = docs.search("Ile kosztuje dostawa do paczkomatu?", k=2)
@@ -32,6 +33,7 @@ def test_search_returns_hits_with_locations_and_says_why(sample_index):
     assert not refused.answered and refused.hits == [] and refused.reason.startswith("no passage reaches")
 
 
+@pytest.mark.slow
 def test_many_questions_in_one_batch_equal_one_at_a_time(sample_index):
     questions = ["Ile kosztuje dostawa do paczkomatu?", "Co oznacza błąd PAY-517?", "Jaka jest pogoda?"]
     with Collection(sample_index) as docs:
@@ -41,9 +43,9 @@ def test_many_questions_in_one_batch_equal_one_at_a_time(sample_index):
     assert [a.answered for a in batch] == [True, True, False]
 
 
-def test_two_threads_search_one_collection_at_once(sample_index):
+def test_two_threads_search_one_collection_at_once(fake_sample_index):
     questions = ["Ile kosztuje dostawa do paczkomatu?", "Jak zmienić hasło do konta?"] * 6
-    with Collection(sample_index) as docs:
+    with Collection(fake_sample_index) as docs:
         expected = {q: [h.location for h in docs.search(q).hits] for q in set(questions)}
         results: list[tuple[str, list[str]]] = []
         errors: list[BaseException] = []
@@ -64,8 +66,8 @@ def test_two_threads_search_one_collection_at_once(sample_index):
     assert all(locations == expected[q] and locations for q, locations in results)
 
 
-def test_a_closed_collection_and_bad_arguments_are_library_errors(sample_index):
-    docs = Collection(sample_index)
+def test_a_closed_collection_and_bad_arguments_are_library_errors(fake_sample_index):
+    docs = Collection(fake_sample_index)
     with pytest.raises(semsearch.UsageError):
         docs.search("   ")
     with pytest.raises(semsearch.UsageError):
@@ -90,14 +92,14 @@ def test_build_then_search_through_the_front_door(tmp_path):
         assert docs.search("Co oznacza błąd PAY-517?").hits[0].source == "platnosci.md"
 
 
-def test_eval_decides_exactly_as_ask_does(sample_index):
+def test_eval_decides_exactly_as_ask_does(fake_sample_index):
     """One decision path: for every sample question, eval's "answered" equals the front door's."""
     from semsearch.evaluation.quality import evaluate, load_questions
 
     from tests.helpers import DATA
 
     questions = load_questions(DATA / "docs_questions.jsonl")
-    with Collection(sample_index) as docs:
+    with Collection(fake_sample_index) as docs:
         report = evaluate(docs.index, docs.embedder, questions)
         answers = docs.search_many([q.question for q in questions], k=1)
     assert len(report.results) == len(answers) == len(questions)
@@ -105,7 +107,7 @@ def test_eval_decides_exactly_as_ask_does(sample_index):
     assert {a.answered for a in answers} == {True, False}  # both outcomes are compared
 
 
-def test_k_changes_what_is_shown_never_whether_there_is_an_answer(sample_index):
+def test_k_changes_what_is_shown_never_whether_there_is_an_answer(fake_sample_index):
     """An outside probe: with keywords fused into the ranking, "error 404 page not found" was
     refused at k=1 (its first passage below the line) and answered at k=3 (a passage further
     down above it), and the "best" score told differed with k."""
@@ -117,7 +119,7 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(sample_index):
         DATA / "docs_identifier_questions.jsonl"
     )
     texts = [q.question for q in questions] + ["error 404 page not found", "Ile kosztuje iPhone 15?"]
-    with Collection(sample_index) as docs:
+    with Collection(fake_sample_index) as docs:
         vectors = docs.embedder.embed_queries(texts)  # once: the front door's search, below it
         by_k = {
             k: [docs.index.search(t, v, k) for t, v in zip(texts, vectors, strict=True)] for k in (1, 3, 10)
@@ -131,11 +133,11 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(sample_index):
     assert {a.answered for a in by_k[3]} == {True, False}
 
 
-def test_search_filters_on_front_matter_as_ask_does(sample_index):
+def test_search_filters_on_front_matter_as_ask_does(fake_sample_index):
     from semsearch import Condition
 
     question = "Jak złożyć reklamację?"
-    with Collection(sample_index) as docs:
+    with Collection(fake_sample_index) as docs:
         unfiltered = docs.search(question, k=1)
         by_text = docs.search(question, k=3, where=["updated>=2026-01-01"])
         by_object = docs.search(question, k=3, where=Condition("updated", ">=", "2026-01-01"))
@@ -146,9 +148,9 @@ def test_search_filters_on_front_matter_as_ask_does(sample_index):
     assert {hit.source for hit in by_text.hits} <= {"regulamin.md", "prywatnosc.md"}
 
 
-def test_one_path_pattern_may_be_a_bare_string(sample_index):
+def test_one_path_pattern_may_be_a_bare_string(fake_sample_index):
     question = "Jak złożyć reklamację?"
-    with Collection(sample_index) as docs:
+    with Collection(fake_sample_index) as docs:
         as_text = docs.search(question, k=3, paths="regulamin.md")
         as_list = docs.search(question, k=3, paths=["regulamin.md"])
         with pytest.raises(semsearch.UsageError, match="list of questions"):
@@ -179,14 +181,14 @@ def test_one_path_pattern_may_be_a_bare_string(sample_index):
         lambda docs: Collection(docs.path, model=5),
     ],
 )
-def test_wrong_types_are_library_errors_not_python_ones(sample_index, call):
-    with Collection(sample_index) as docs, pytest.raises(semsearch.UsageError):
+def test_wrong_types_are_library_errors_not_python_ones(fake_sample_index, call):
+    with Collection(fake_sample_index) as docs, pytest.raises(semsearch.UsageError):
         call(docs)
 
 
-def test_search_many_reads_a_generator_and_where_none_is_no_filter(sample_index):
+def test_search_many_reads_a_generator_and_where_none_is_no_filter(fake_sample_index):
     questions = ["Ile kosztuje dostawa do paczkomatu?", "Jak złożyć reklamację?"]
-    with Collection(sample_index) as docs:
+    with Collection(fake_sample_index) as docs:
         from_generator = docs.search_many(q for q in questions)
         from_list = docs.search_many(questions, where=None, paths=None)
     assert len(from_generator) == 2 and from_generator == from_list

@@ -62,6 +62,7 @@ def _run(index: Path, *calls: tuple[str, dict]) -> tuple[list[str], list]:
     return _talk(index, conversation)
 
 
+@pytest.mark.slow
 def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sample_index, tmp_path):
     async def session_with_follow_up():
         with anyio.fail_after(60):
@@ -224,8 +225,8 @@ def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fak
     library.close()
 
 
-def test_search_filters_on_front_matter_and_index_info_lists_the_fields(sample_index):
-    library = Library(sample_index)
+def test_search_filters_on_front_matter_and_index_info_lists_the_fields(fake_sample_index):
+    library = Library(fake_sample_index)
     found = library.search("Jak długo przechowujecie moje dane?", k=5, where=("updated>=2026-01-01",))
     assert found["hits"] and {hit["source"] for hit in found["hits"]} <= {"prywatnosc.md", "regulamin.md"}
     assert library.index_info()["front_matter_fields"] == {"title": 2, "updated": 2}
@@ -234,7 +235,7 @@ def test_search_filters_on_front_matter_and_index_info_lists_the_fields(sample_i
     library.close()
 
 
-def test_an_agent_may_send_one_path_or_condition_as_plain_text(sample_index):
+def test_an_agent_may_send_one_path_or_condition_as_plain_text(fake_sample_index):
     """Agents often send "faq/**" where a list is expected: the schema takes both."""
     from pydantic import TypeAdapter
 
@@ -242,7 +243,7 @@ def test_an_agent_may_send_one_path_or_condition_as_plain_text(sample_index):
 
     assert TypeAdapter(Paths).validate_python("regulamin.md") == "regulamin.md"
     assert TypeAdapter(Where).validate_python(["updated>=2026-01-01"]) == ("updated>=2026-01-01",)
-    library = Library(sample_index)
+    library = Library(fake_sample_index)
     found = library.search("Jak złożyć reklamację?", k=3, paths="regulamin.md", where="updated>=2026-01-01")
     assert found["hits"] and {hit["source"] for hit in found["hits"]} == {"regulamin.md"}
     library.close()
@@ -403,6 +404,7 @@ def test_following_next_start_line_through_a_line_longer_than_a_page_ends_and_re
 TAKEN = [("search", "k", (2, 2.0, "2")), ("get_passage", "start_line", (3, 3.0, "3"))]
 
 
+@pytest.mark.slow
 def test_an_integer_argument_refuses_true_and_false_and_takes_what_it_took_before(sample_index):
     needed = {"search": {"question": "Ile kosztuje dostawa?"}, "get_passage": {"source": "dostawa.md"}}
 
@@ -458,6 +460,7 @@ def _integer_arguments(schema: dict) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_an_index_error_suggests_the_real_build_command_or_a_clear_placeholder(tmp_path, fake_embedder):
     docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
     build_index(docs, index, embedder=fake_embedder)

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from semsearch.build.embedding import Step
@@ -47,6 +48,7 @@ def test_splitting_lines_count_files_and_the_chunks_so_far():
     assert lines == ["Splitting into chunks: 1/3 files (33%), 12 chunks so far"]
 
 
+@pytest.mark.slow
 def test_a_build_into_a_pipe_prints_plain_progress_lines_and_quiet_or_json_none(tmp_path):
     for i in range(3):
         write(tmp_path / "docs" / f"plik-{i}.md", f"# Plik {i}\n\n## Sekcja\n\nTreść numer {i} o zwrotach.\n")

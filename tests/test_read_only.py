@@ -80,9 +80,9 @@ def test_calibrating_a_read_only_index_is_a_write_error_and_changes_nothing(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "index"]  # no lock left
 
 
-def test_eval_calibrate_on_a_read_only_index_says_so_in_one_line(sample_index, tmp_path, monkeypatch):
+def test_eval_calibrate_on_a_read_only_index_says_so_in_one_line(fake_sample_index, tmp_path, monkeypatch):
     index_dir = tmp_path / "index"
-    shutil.copytree(sample_index, index_dir)
+    shutil.copytree(fake_sample_index, index_dir)
     questions = tmp_path / "q.jsonl"
     questions.write_text('{"question": "Jak zwrócić towar?", "source": "zwroty.md"}\n', encoding="utf-8")
     read_only(index_dir, monkeypatch)

@@ -169,6 +169,7 @@ def assert_output_matches(example: Example, stdout: str) -> None:
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", params())
 def test_readme_example_is_what_semsearch_prints(example, request, tmp_path, monkeypatch):
     if example.argv[1] == "build":
@@ -188,10 +189,10 @@ def python_examples() -> list[str]:
     return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
 
 
-def test_the_readme_python_example_runs_against_the_sample_index(sample_index, monkeypatch, capsys):
+def test_the_readme_python_example_runs_against_the_sample_index(fake_sample_index, monkeypatch, capsys):
     examples = python_examples()
     assert examples, "the README shows how to use semsearch from Python"
-    monkeypatch.chdir(sample_index.parent)  # the example opens "index"
+    monkeypatch.chdir(fake_sample_index.parent)  # the example opens "index"
     for code in examples:
         exec(compile(code, "README.md", "exec"), {})
     lines = capsys.readouterr().out.splitlines()

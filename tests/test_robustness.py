@@ -138,6 +138,7 @@ def long_question(words: int) -> str:
     return " ".join(WORDS[i % len(WORDS)] for i in range(words))
 
 
+@pytest.mark.slow
 def test_fit_question_cuts_to_the_models_input_limit_at_a_word_boundary():
     from semsearch.encode.embedders import fit_question, load_embedder
 
@@ -161,6 +162,7 @@ def test_fit_question_refuses_a_document(fake_embedder):
         fit_question(fake_embedder, "x" * (MAX_QUESTION_CHARS + 1))
 
 
+@pytest.mark.slow
 def test_ask_cuts_a_long_question_and_says_so(tiny_index):
     result = cli("ask", long_question(1500), "--index", tiny_index, "--json", timeout=60)
     assert result.returncode in (0, 1), result.stderr
@@ -170,6 +172,7 @@ def test_ask_cuts_a_long_question_and_says_so(tiny_index):
     assert long_question(1500).startswith(searched) and len(searched.split()) < 1500
 
 
+@pytest.mark.slow
 def test_ask_refuses_a_question_of_12500_words_at_once(tiny_index):
     result = cli("ask", long_question(12_500), "--index", tiny_index, timeout=60)
     assert result.returncode == 2, result.stderr
@@ -373,6 +376,7 @@ def markup_folder(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow  # builds with the real model in a fresh process
 def test_ask_prints_file_names_headings_and_snippets_literally(markup_folder):
     result = cli("ask", "paczka do paczkomatu", "--index", markup_folder / "idx[red]", "--min-score", "0")
     assert_no_traceback(result)
@@ -381,6 +385,7 @@ def test_ask_prints_file_names_headings_and_snippets_literally(markup_folder):
     assert "Paczka do paczkomatu idzie dwa dni [/]." in result.stdout
 
 
+@pytest.mark.slow  # builds with the real model in a fresh process
 def test_info_and_eval_print_user_text_literally(markup_folder):
     index = markup_folder / "idx[red]"
     info = cli("info", "--index", index)

@@ -281,12 +281,12 @@ def test_index_folders_and_files_follow_the_umask_and_no_lock_file_is_left(docs,
 
 
 @pytest.mark.slow  # imports sentence-transformers (~7 s)
-def test_ask_never_goes_to_the_network_for_a_hub_model(sample_index, tmp_path):
+def test_ask_never_goes_to_the_network_for_a_hub_model(fake_sample_index, tmp_path):
     """The build downloads a hub model; ask loads it from disk only, and fails fast without it."""
     pytest.importorskip("sentence_transformers")
     index = tmp_path / "index"
     index.mkdir()
-    for path in sample_index.iterdir():
+    for path in fake_sample_index.iterdir():
         (index / path.name).write_bytes(path.read_bytes())
     meta = json.loads((index / "meta.json").read_text())
     meta["model"]["spec"] = "sentence-transformers:semsearch-tests/no-such-model"
@@ -308,10 +308,10 @@ def test_ask_never_goes_to_the_network_for_a_hub_model(sample_index, tmp_path):
     assert seconds < 60, f"{seconds:.0f} s: it waited on the network"
 
 
-def test_no_pickle_is_ever_loaded(sample_index, tmp_path):
+def test_no_pickle_is_ever_loaded(fake_sample_index, tmp_path):
     index = tmp_path / "index"
     index.mkdir()
-    for path in sample_index.iterdir():
+    for path in fake_sample_index.iterdir():
         (index / path.name).write_bytes(path.read_bytes())
     np.save(index / "vectors.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     result = runner.invoke(app, ["ask", "zwrot", "--index", str(index)])
@@ -389,9 +389,9 @@ def test_a_lock_left_by_a_killed_build_is_reused_and_removed(docs, tmp_path, fak
     assert not (tmp_path / ".index.lock").exists()
 
 
-def test_a_cosine_cutoff_out_of_range_is_a_usage_error(sample_index):
+def test_a_cosine_cutoff_out_of_range_is_a_usage_error(fake_sample_index):
     for value in ("nan", "2", "-1.5"):
-        result = runner.invoke(app, ["ask", "zwrot", "--index", str(sample_index), "--min-score", value])
+        result = runner.invoke(app, ["ask", "zwrot", "--index", str(fake_sample_index), "--min-score", value])
         assert result.exit_code == 2 and "a cosine cutoff is a number from -1 to 1" in result.stderr
 
 

