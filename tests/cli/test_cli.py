@@ -194,6 +194,7 @@ def test_a_refusal_says_how_close_the_best_passage_came(sample_index):
     assert data["best_score"] == pytest.approx(max(r["score"] for r in anything["results"]))
 
 
+@pytest.mark.slow  # the real model's refusal and scores
 def test_no_answer_is_said_in_a_readers_words_with_the_closest_passage(sample_index, monkeypatch):
     """An outside probe (issue 25): the refusal spoke of "off-topic bank questions" and showed
     nothing of what was found. Now: plain words, the best and needed scores, and the closest
