@@ -282,7 +282,7 @@ def write_index(
     The caller holds the lock and has checked ``index_dir`` with ``writable_target``.
     """
     index_dir = Path(index_dir)
-    _check_vectors(vectors, chunks)
+    _check_vectors(vectors, chunks, offtopic)
     try:
         remove_leftovers(index_dir)
         staging: Path | None = _new_staging(index_dir)
@@ -306,14 +306,15 @@ def write_index(
         (index_dir / STAGING_MARKER).unlink()
 
 
-def _check_vectors(vectors: np.ndarray, chunks: list[Chunk]) -> None:
+def _check_vectors(vectors: np.ndarray, chunks: list[Chunk], offtopic: np.ndarray) -> None:
     """An index is never written with a vector that is NaN, infinite, zero or not unit length
     (one would silently answer nothing): the model, or what a build reused, is broken."""
-    bad = bad_rows(vectors)
-    if len(bad):
+    bad, bank = bad_rows(vectors), bad_rows(offtopic)
+    if len(bad) or len(bank):
+        where = f"in {chunks[int(bad[0])].source}" if len(bad) else "of the off-topic bank's questions"
         raise ModelError(
-            f"the embedding of {len(bad):,} passage(s) is NaN, infinite or zero (the first in "
-            f"{chunks[int(bad[0])].source}); the model is broken, and the index was not written"
+            f"the embedding of {len(bad) + len(bank):,} text(s) is NaN, infinite, zero or not unit "
+            f"length (the first {where}); the model is broken, and the index was not written"
         )
 
 
