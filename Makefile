@@ -5,11 +5,12 @@ BIN    := $(VENV)/bin
 
 .PHONY: demo test test-fast lint clean
 
-## Build the index of the sample docs/ and ask it two questions (one it cannot answer).
+## Build the index of the sample docs/, ask it two questions (one it cannot answer), say how to run semsearch.
 demo: $(VENV)/.installed-base
 	$(BIN)/semsearch build docs --index index
 	$(BIN)/semsearch ask "Przeprowadzam się, da się przekierować paczkę pod nowy adres?" -k 1
 	$(BIN)/semsearch ask "Jaka jest pogoda w Krakowie?" || echo "(exit code $$?: no answer in docs/, as expected)"
+	@echo "semsearch is installed at $(BIN)/semsearch: run 'source $(BIN)/activate' to put it on your PATH, or 'pipx install .' for everyday use"
 
 ## Run the whole test suite (installs CPU torch and the sentence-transformers extra first).
 test: $(VENV)/.installed-test

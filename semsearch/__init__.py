@@ -26,7 +26,7 @@ _EXPORTS = {
     "Condition": "retrieve.filters",
     "Chunk": "ingest.chunking",
     "build_index": "build.pipeline",
-    "BuildReport": "build.pipeline",
+    "BuildReport": "build.report",
     "Step": "build.embedding",
     "Embedder": "encode.embedders",
     "load_embedder": "encode.embedders",
@@ -71,7 +71,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Step
-    from semsearch.build.pipeline import BuildReport, build_index
+    from semsearch.build.pipeline import build_index
+    from semsearch.build.report import BuildReport
     from semsearch.collection import Answer, Collection
     from semsearch.encode.embedders import Embedder, load_embedder
     from semsearch.errors import (

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder, fit_question
 from semsearch.errors import UsageError
 from semsearch.retrieve.answer import Answer
@@ -67,9 +68,9 @@ class Collection:
     def search(
         self,
         question: str,
-        k: int = 3,
+        k: int = DEFAULT_K,
         *,
-        mode: str = "hybrid",
+        mode: str = DEFAULT_MODE,
         paths: str | Sequence[str] = (),
         where: str | Condition | Sequence[str | Condition] = (),
         min_score: float | None = None,
@@ -87,9 +88,9 @@ class Collection:
     def search_many(
         self,
         questions: Sequence[str],
-        k: int = 3,
+        k: int = DEFAULT_K,
         *,
-        mode: str = "hybrid",
+        mode: str = DEFAULT_MODE,
         paths: str | Sequence[str] = (),
         where: str | Condition | Sequence[str | Condition] = (),
         min_score: float | None = None,
@@ -129,6 +130,8 @@ class Collection:
             raise UsageError("the question is empty")
         if not any(character.isalnum() for character in question):
             raise UsageError(f"the question {question.strip()!r} has no words to search for")
+        if repeated := _one_letter_repeated(question):
+            raise UsageError(f"the question has no words to search for, only {repeated!r} repeated")
         return fit_question(self.embedder, question)
 
     def changed_files(self) -> list[str]:
@@ -145,6 +148,17 @@ class Collection:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
+
+
+def _one_letter_repeated(question: str) -> str | None:
+    """The letter that is all of ``question``'s letters and digits (``ąąą…``, ``a a a``) at
+    least three times over; else None. The gate's figures mean nothing for such a question: its
+    embedding lands near every passage and near the off-topic bank alike, so whether it passed
+    changed with its length (10 × "ą" refused, 100 × answered, 300 × refused, 3,000 × answered)."""
+    kept = [character.casefold() for character in question if character.isalnum()]
+    if len(kept) >= 3 and kept[0].isalpha() and all(character == kept[0] for character in kept):
+        return kept[0]
+    return None
 
 
 def _patterns(paths: str | Sequence[str] | None) -> tuple[str, ...]:

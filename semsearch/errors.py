@@ -51,3 +51,20 @@ class IndexWriteError(SemsearchError):
 
 class IndexChangedError(SemsearchError):
     """The index was replaced between reading it and writing to it: nothing was written."""
+
+
+SHOWN_PATH_CHARS = 80
+"""A path quoted in an error is cut to this length (one given by mistake may be thousands long)."""
+
+
+def path_problem(exc: OSError) -> str | None:
+    """One line for an ``OSError`` that the shape of a path the user gave caused (a name longer
+    than the system allows): no bug, and no traceback, in the CLI and the MCP server alike.
+    None for any other ``OSError``, which the caller handles as it would."""
+    import errno
+
+    if exc.errno != errno.ENAMETOOLONG or exc.filename is None:
+        return None
+    name = str(exc.filename)
+    shown = name if len(name) <= SHOWN_PATH_CHARS else f"{name[: SHOWN_PATH_CHARS - 1]}…"
+    return f"{exc.strerror or 'file name too long'}: {shown} ({len(name):,} characters)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -61,9 +62,16 @@ def test_ctrl_c_while_the_command_loads_is_exit_130_without_a_traceback(how, mod
         timeout=60,
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(REPO)},
+        preexec_fn=_interruptible,
     )
     assert "Traceback" not in done.stderr, done.stderr
     assert (done.returncode, done.stderr, done.stdout) == (130, "error: interrupted\n", "")
+
+
+def _interruptible() -> None:
+    """SIGINT as a terminal gives it, even when this test runs in a background job (a shell
+    starts those with SIGINT ignored, and Python then never turns it into KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 CTRL_C_AT_SHUTDOWN = """

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from semsearch.cli.commands import app
 from semsearch.cli.render.eval import eval_json, print_eval
 from semsearch.encode.keywords import build_keyword_index
 from semsearch.errors import QuestionsError
-from semsearch.evaluation.quality import Question, evaluate, is_hit, load_questions, suggest_min_score
+from semsearch.evaluation.quality import Question, evaluate, is_hit, load_questions, suggest_margin
 from semsearch.ingest.chunking import Chunk
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import load_index
@@ -109,7 +110,7 @@ def test_metrics_on_a_hand_checked_case(tiny):
     assert [r.question.question for r in report.misses] == ["q-b", "q-c", "q-none-low"]
     # Answerable best scores 0.747, 0.976, 0.995 and the unanswerable 0.577: any value in
     # (0.577, 0.747] separates them; the suggestion lies in that gap.
-    assert 1 / np.sqrt(3) < report.suggested_min_score <= 0.9 / np.sqrt(0.9**2 + 0.8**2)
+    assert 1 / np.sqrt(3) < report.suggested_margin <= 0.9 / np.sqrt(0.9**2 + 0.8**2)
 
 
 def test_an_answerable_question_the_gate_refused_is_a_miss_with_its_threshold(tiny, capsys, monkeypatch):
@@ -134,10 +135,10 @@ def test_suggestion_with_one_kind_of_question_only(tiny):
     index, embedder, questions = tiny
     only_answerable = evaluate(index, embedder, questions[:3])
     q_b_score = 0.9 / np.sqrt(0.9**2 + 0.8**2)
-    assert q_b_score - 1e-3 < only_answerable.suggested_min_score <= q_b_score  # the highest that answers all
+    assert q_b_score - 1e-3 < only_answerable.suggested_margin <= q_b_score  # the highest that answers all
     only_unanswerable = evaluate(index, embedder, questions[3:])
-    assert 1 / np.sqrt(3) < only_unanswerable.suggested_min_score < 1 / np.sqrt(3) + 1e-3
-    assert suggest_min_score([]) is None
+    assert 1 / np.sqrt(3) < only_unanswerable.suggested_margin < 1 / np.sqrt(3) + 1e-3
+    assert suggest_margin([]) is None
 
 
 def test_background_rule_counts_in_answered_and_rejected(tiny):
@@ -145,7 +146,7 @@ def test_background_rule_counts_in_answered_and_rejected(tiny):
     without_bank = evaluate(index, embedder, [*questions, Question(5, "q-off")]).metrics
     assert without_bank["rejected"] == 0.0
     bank = np.array([[0.6, -0.2, 0.5]], dtype=np.float32)
-    index.background = bank / np.linalg.norm(bank)
+    index = dataclasses.replace(index, background=bank / np.linalg.norm(bank))  # its gate made anew
     # Answerable questions lie nearer their chunks than the bank question; both unanswerable
     # ones lie nearer the bank question (q-none-low: 0.645 > 0.577) than any chunk.
     m = evaluate(index, embedder, [*questions, Question(5, "q-off")]).metrics
@@ -212,7 +213,7 @@ def assert_eval_json_consistent(data: dict, questions_file: Path, min_score: flo
     assert data["gate"]["rule"] == "margin over the off-topic bank"
     assert data["gate"]["value"] == pytest.approx(min_score, abs=1e-6)
     # The margin has one name: not "min_score", which `ask --min-score` uses for a cosine cutoff.
-    assert "min_score" not in data and "suggested_min_score" not in data
+    assert "min_score" not in data and "suggested_margin" not in data
     shares = ("top1", "top3", "answered", "answered_correct", "rejected")
     assert all(0 <= data[key] <= 1 for key in shares), data
     assert data["recall"] == {"1": data["top1"], "3": data["top3"]}
@@ -260,7 +261,7 @@ def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
     result = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert_eval_json_consistent(data, SAMPLE_QUESTIONS, load_index(index_dir).min_score)
+    assert_eval_json_consistent(data, SAMPLE_QUESTIONS, load_index(index_dir).gate.margin)
     assert not (index_dir / "meta.json").read_text().count('"calibrate"')
     info = json.loads(runner.invoke(app, ["info", "--index", str(index_dir), "--json"]).stdout)
     assert {key: info["gate"][key] for key in ("rule", "value")} == {
@@ -277,7 +278,7 @@ def test_eval_cli_json_and_calibrate(sample_index, tmp_path):
     assert meta["calibrated"]["value"] == pytest.approx(data["gate"]["suggested"], abs=1e-6)
     assert meta["calibrated"]["questions"] == data["questions"]
     assert meta["min_score"]["source"] == "build"
-    assert load_index(index_dir).min_score == pytest.approx(data["gate"]["suggested"], abs=1e-6)
+    assert load_index(index_dir).gate.margin == pytest.approx(data["gate"]["suggested"], abs=1e-6)
     again = runner.invoke(app, ["eval", str(SAMPLE_QUESTIONS), "--index", str(index_dir), "--calibrate"])
     assert again.exit_code == 0
     assert json.loads((index_dir / "meta.json").read_text())["min_score"]["source"] == "build"

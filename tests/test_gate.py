@@ -191,8 +191,8 @@ def test_a_question_in_another_language_than_the_docs_gets_its_loss_back(sample_
         ["Wie viele Tage habe ich, um eine Bestellung zurückzugeben?", "Ile mam dni na zwrot towaru?"]
     )
     offsets = index.meta["min_score"]["language_offsets"]
-    assert index.language_offset(german) == pytest.approx(offsets["de"])
-    assert index.language_offset(polish) == pytest.approx(offsets["pl"])
+    assert index.gate.language_offset(german) == pytest.approx(offsets["de"])
+    assert index.gate.language_offset(polish) == pytest.approx(offsets["pl"])
     assert offsets["pl"] - offsets["de"] > 0.01
 
 
@@ -213,10 +213,12 @@ def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_
     question = "Ile mam dni na zwrot towaru?"
     vector = embedder_for(new).embed_queries([question])[0]
     similarity = background_similarity(vector, new.background)
-    assert old.baseline(question, vector) == pytest.approx(similarity)
-    offset = new.language_offset(vector)
-    assert new.baseline(question, vector) < 0.75 * similarity + offset  # its words are in the docs
-    assert old.search(question, vector, 3).threshold == pytest.approx(old.min_score + similarity)
+    assert old.gate.baseline(question, vector, old.cosines(vector)) == pytest.approx(similarity)
+    offset = new.gate.language_offset(vector)
+    assert (
+        new.gate.baseline(question, vector, new.cosines(vector)) < 0.75 * similarity + offset
+    )  # its words are in the docs
+    assert old.search(question, vector, 3).threshold == pytest.approx(old.gate.margin + similarity)
 
 
 def test_word_evidence_comes_from_the_files_searched(sample_index):
@@ -230,11 +232,18 @@ def test_word_evidence_comes_from_the_files_searched(sample_index):
     everywhere = np.ones(len(index.chunks), dtype=bool)
     without_code = everywhere.copy()
     without_code[index.keyword_index().rows_with("PAY-517")] = False
-    unfiltered = index.baseline(question, vector)
-    assert index.baseline(question, vector, allowed=everywhere) == pytest.approx(unfiltered)
-    assert index.baseline(question, vector, allowed=without_code) > unfiltered + 0.005
+    unfiltered = index.gate.baseline(question, vector, index.cosines(vector))
+    assert index.gate.baseline(question, vector, index.cosines(vector), allowed=everywhere) == pytest.approx(
+        unfiltered
+    )
+    assert (
+        index.gate.baseline(question, vector, index.cosines(vector), allowed=without_code)
+        > unfiltered + 0.005
+    )
     nothing = np.zeros(len(index.chunks), dtype=bool)
-    assert index.baseline(question, vector, allowed=nothing) >= unfiltered  # no evidence at all
+    assert (
+        index.gate.baseline(question, vector, index.cosines(vector), allowed=nothing) >= unfiltered
+    )  # no evidence at all
 
 
 def test_inputs_in_no_language_are_background_only_for_words_the_documents_never_use(sample_index):
@@ -242,6 +251,6 @@ def test_inputs_in_no_language_are_background_only_for_words_the_documents_never
     languages = index.meta["offtopic"]["languages"]
     mash = [r for r in index.meta["offtopic"]["background_rows"] if languages[r] == "-"]
     assert len(mash) >= 20  # the bank's keyboard mash and test words are kept on these docs
-    assert len(index.background_for("asdfghjkl")) == len(index.background)
-    assert len(index.background_for("hasło")) == len(index.background) - len(mash)
+    assert len(index.gate.background_for("asdfghjkl")) == len(index.background)
+    assert len(index.gate.background_for("hasło")) == len(index.background) - len(mash)
     assert "-" not in index.meta["min_score"]["language_offsets"]

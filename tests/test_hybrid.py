@@ -174,28 +174,43 @@ def test_a_code_name_puts_its_own_section_first(events_index, question, section,
 
 
 def test_a_code_no_document_holds_is_named_as_missing(sample_index):
-    """Asked about PAY-999, the nearest passage lists other PAY codes: the reader is told that
-    none of them is the one asked about (and § 99 likewise); a code present is not listed."""
-    unknown = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "-k", "1")
-    assert "Not found in the searched documents: PAY-999. The passages above do not mention it." in (
-        unknown.stdout
+    """Asked about PAY-517 and PAY-999, the passage on PAY-517 answers: the reader is told that
+    no passage speaks of PAY-999 (and § 99 likewise); a code present is not listed."""
+    mixed = "Czy PAY-517 i PAY-999 to ten sam błąd?"
+    both = run("ask", mixed, "--index", sample_index, "-k", "1")
+    assert both.exit_code == 0, both.output
+    assert (
+        "Not found in the searched documents: PAY-999. The passages above do not mention it." in both.stdout
     )
     as_json = json.loads(run("ask", "Co mówi § 99 albo PAY-517?", "--index", sample_index, "--json").stdout)
-    assert as_json["missing"] == ["§ 99"]
+    assert as_json["missing"] == ["§ 99"] and as_json["unheld"] == []
     known = json.loads(run("ask", "Co oznacza błąd PAY-517?", "--index", sample_index, "--json").stdout)
     assert known["missing"] == [] and known["answered"]
     filtered = run("ask", "Co oznacza błąd PAY-517?", "--index", sample_index, "--path", "regulamin.md")
     # not in the file searched, and where it is
     assert "Not found in the searched documents: PAY-517 (in platnosci.md, not searched)." in filtered.stdout
-    prompt = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--context")
+    prompt = run("ask", mixed, "--index", sample_index, "--context")
     assert prompt.exit_code == 0 and "Not found in the searched documents: PAY-999." in prompt.stderr
     assert "Not found" not in prompt.stdout  # the prompt on stdout stays what the model reads
-    prompt_json = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--context", "--json")
+    prompt_json = run("ask", mixed, "--index", sample_index, "--context", "--json")
     assert json.loads(prompt_json.stdout)["missing"] == ["PAY-999"]
     # a refusal under --context --json is still JSON on stdout (a probe got nothing to parse)
     refused = run("ask", "PAY-517", "--index", sample_index, "--path", "regulamin.md", "--context", "--json")
     assert refused.exit_code == 1 and json.loads(refused.stdout)["answered"] is False
     assert json.loads(refused.stdout)["missing_elsewhere"] == {"PAY-517": ["platnosci.md"]}
+
+
+def test_a_question_naming_only_what_no_file_holds_is_no_answer(sample_index):
+    """Everything the question names verbatim is in no indexed file: whatever ranks first speaks
+    of something else, so the gate refuses (exit 1) and says what the documents never mention."""
+    unknown = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "-k", "1")
+    assert unknown.exit_code == 1, unknown.output
+    assert "the indexed documents never mention PAY-999" in unknown.output
+    as_json = json.loads(run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--json").stdout)
+    assert as_json["answered"] is False and as_json["unheld"] == ["PAY-999"] and as_json["results"] == []
+    # the user's own cosine cutoff is a plain cosine cut: the rule is the gate's
+    cut = run("ask", "Co oznacza błąd PAY-999?", "--index", sample_index, "--min-score", "0.1", "--json")
+    assert cut.exit_code == 0 and json.loads(cut.stdout)["unheld"] == []
 
 
 @pytest.mark.slow
@@ -205,10 +220,10 @@ def test_a_code_name_no_document_holds_is_named_as_missing(events_index):
     unknown = json.loads(
         run("ask", "What does emitter.offAll() do?", "--index", events_index, "--json").stdout
     )
-    assert unknown["missing"] == ["emitter.offAll"] and unknown["results"]
-    assert all("offAll" not in hit["text"] for hit in unknown["results"])
+    assert unknown["missing"] == ["emitter.offAll"] and unknown["unheld"] == ["emitter.offAll"]
+    assert unknown["answered"] is False  # nothing in the folder names it: the gate refuses
     human = run("ask", "What does events.twice() return?", "--index", events_index, "-k", "1")
-    assert "Not found in the searched documents: events.twice." in human.stdout
+    assert human.exit_code == 1 and "never mention events.twice" in human.output
     for known in ("What does events.once() return?", "When is emitter.off() called?"):
         assert json.loads(run("ask", known, "--index", events_index, "--json").stdout)["missing"] == [], known
 
@@ -221,11 +236,11 @@ def test_missing_outside_against_masks(sample_index):
     elsewhere = everywhere.copy()
     elsewhere[holding] = False
     question = "PAY-517 czy PAY-999?"
-    assert tuple(index.missing_outside(question)) == ("PAY-999",)
-    assert tuple(index.missing_outside(question, everywhere)) == ("PAY-999",)
-    assert tuple(index.missing_outside(question, elsewhere)) == ("PAY-517", "PAY-999")
+    assert tuple(index.missing_outside(index.named_rows(question))) == ("PAY-999",)
+    assert tuple(index.missing_outside(index.named_rows(question), everywhere)) == ("PAY-999",)
+    assert tuple(index.missing_outside(index.named_rows(question), elsewhere)) == ("PAY-517", "PAY-999")
     sources = sorted({index.chunks[int(row)].source for row in holding})
-    assert index.missing_outside(question, elsewhere) == {"PAY-517": sources, "PAY-999": []}
+    assert index.missing_outside(index.named_rows(question), elsewhere) == {"PAY-517": sources, "PAY-999": []}
 
 
 @pytest.mark.slow
@@ -237,3 +252,17 @@ def test_the_rest_of_the_question_orders_the_chunks_holding_the_name(events_inde
     hybrid = run("ask", question, "--index", events_index, "--json", "-k", "1")
     assert hybrid.exit_code == 0, hybrid.output
     assert answer in json.loads(hybrid.stdout)["results"][0]["text"]
+
+
+def test_eval_decides_a_question_naming_only_what_no_file_holds_as_ask_does(sample_index):
+    from semsearch.evaluation.quality import Question, evaluate
+    from semsearch.retrieve.opening import embedder_for
+
+    index = load_index(sample_index)
+    questions = [
+        Question(1, "Co oznacza błąd PAY-999?"),
+        Question(2, "Co oznacza błąd PAY-517?", sources=("platnosci.md",)),
+    ]
+    results = evaluate(index, embedder_for(index), questions).results
+    assert [r.passes for r in results] == [False, True]
+    assert results[0].names_unheld and not results[1].names_unheld

@@ -39,7 +39,7 @@ def assert_same_index(left, right):
     a, b = load_index(left), load_index(right)
     assert [c.to_dict() for c in a.chunks] == [c.to_dict() for c in b.chunks]
     np.testing.assert_allclose(a.vectors, b.vectors, atol=1e-5)
-    assert a.min_score == pytest.approx(b.min_score, abs=1e-5)
+    assert a.gate.margin == pytest.approx(b.gate.margin, abs=1e-5)
     np.testing.assert_allclose(a.background, b.background, atol=1e-5)
     assert {k: (v["sha256"], v["rows"]) for k, v in a.meta["files"].items()} == {
         k: (v["sha256"], v["rows"]) for k, v in b.meta["files"].items()

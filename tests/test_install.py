@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -32,6 +35,18 @@ def tracked_files() -> list[str]:
     return [name for name in listed.split("\0") if name and (REPO / name).is_file()]
 
 
+def copy_checkout(target: Path) -> list[str]:
+    """The tracked files copied to ``target``, as a clean clone has them (returns their names).
+
+    Building from the copy keeps pip and setuptools from writing into the repository (egg-info,
+    build/) and from packaging untracked files."""
+    files = tracked_files()
+    for name in files:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, target / name)
+    return files
+
+
 def run(command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600):
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     shown = " ".join(command)
@@ -43,16 +58,12 @@ def run(command: list[str], cwd: Path, env: dict[str, str] | None = None, timeou
 def dists(tmp_path_factory) -> tuple[Path, Path, list[str]]:
     """The sdist and the wheel `python -m build` makes from a copy of the tracked files.
 
-    The copy keeps the build from writing into the repository (egg-info) and from packaging
-    untracked files that a clean clone would not have. `python -m build` builds the sdist, then
+    `python -m build` builds the sdist, then
     the wheel from the unpacked sdist, each in an isolated environment (setuptools from the index).
     """
     tmp = tmp_path_factory.mktemp("dists")
-    files = tracked_files()
     source = tmp / "source"
-    for name in files:
-        (source / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / name, source / name)
+    files = copy_checkout(source)
     out = tmp / "dist"
     run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], cwd=tmp)
     (sdist,) = out.glob("semsearch-*.tar.gz")
@@ -118,3 +129,61 @@ def test_the_installed_command_builds_asks_and_evaluates_outside_the_repository(
     evaluated = run([str(semsearch), "eval", str(DATA / "docs_questions.jsonl"), "--json"], cwd=work, env=env)
     metrics = json.loads(evaluated.stdout)
     assert metrics["questions"] > 0 and metrics["top1"] > 0, metrics
+
+
+def readme_install_line() -> list[str]:
+    """The README's `pip install .` line, from a shell block of its Install section."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
+    lines = [line.split("#", 1)[0].strip() for block in blocks for line in block.splitlines()]
+    (line,) = [line for line in lines if re.fullmatch(r"pip install \.", line)]
+    return shlex.split(line)
+
+
+def clean_env(venv: Path) -> dict[str, str]:
+    """The test's environment less anything that could lead to another semsearch: no PYTHONPATH,
+    no active venv, and no folder on PATH that holds a `semsearch` command."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP"}
+    }
+    folders = [f for f in env.get("PATH", "").split(os.pathsep) if f and not (Path(f) / "semsearch").exists()]
+    return env | {"PATH": os.pathsep.join(folders), "HOME": str(venv.parent)}
+
+
+def test_the_readme_install_line_puts_semsearch_on_the_path(tmp_path):
+    argv = readme_install_line()
+    assert argv[:2] == ["pip", "install"], argv
+    checkout, venv = tmp_path / "checkout", tmp_path / "venv"
+    copy_checkout(checkout)
+    run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
+    env = clean_env(venv)
+    # The README's line as written, from the checkout, with the new venv's pip; --no-deps keeps it
+    # fast and offline (setuptools comes from the index, as for any `pip install .`).
+    run([str(venv / "bin" / "pip"), *argv[1:], "--no-deps", "-q"], cwd=checkout, env=env)
+    # The dependencies: this test's own, seen through a .pth file (not its semsearch: a plain path
+    # in a .pth file does not run that folder's .pth files, where the editable install lives).
+    site = run(
+        [str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        cwd=tmp_path,
+        env=env,
+    ).stdout.strip()
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (Path(site) / "_test_dependencies.pth").write_text("\n".join(sorted(ours)) + "\n")
+
+    work = tmp_path / "work"
+    work.mkdir()
+    shell = (
+        f"source {shlex.quote(str(venv / 'bin' / 'activate'))} && command -v semsearch && semsearch --version"
+        " && python -c 'import semsearch; print(semsearch.__file__)'"
+    )
+    found, version, module = run(["bash", "-c", shell], cwd=work, env=env).stdout.splitlines()
+    assert Path(found) == venv / "bin" / "semsearch", found
+    assert version == f"semsearch {read_version()}", version
+    assert Path(module).is_relative_to(venv), module  # the installed copy, not the checkout's
+
+
+def read_version() -> str:
+    return re.search(r'__version__ = "([^"]+)"', (REPO / "semsearch" / "__init__.py").read_text("utf-8"))[1]

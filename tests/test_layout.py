@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "semsearch"
 
 # Lower layers first; a room may import its own layer's other rooms only where listed as allowed.
 LAYERS: list[set[str]] = [
-    {"errors", "util", "semsearch"},  # "semsearch": the package's own constants (__version__)
+    {"errors", "util", "defaults", "semsearch"},  # "semsearch": the package's own constants (__version__)
     {"ingest"},
     {"encode"},
     {"store"},

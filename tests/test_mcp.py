@@ -21,9 +21,11 @@ from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
 
 from semsearch.build.pipeline import build_index  # noqa: E402
-from semsearch.evaluation.quality import write_min_score  # noqa: E402
+from semsearch.evaluation.quality import write_margin  # noqa: E402
+from semsearch.mcp import pages as mcp_pages  # noqa: E402
 from semsearch.mcp import server as mcp_server  # noqa: E402
-from semsearch.mcp.server import MAX_PASSAGE_CHARS, Library  # noqa: E402
+from semsearch.mcp.pages import MAX_PASSAGE_CHARS  # noqa: E402
+from semsearch.mcp.server import Library  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
 from semsearch.store.passages import file_chunks  # noqa: E402
 
@@ -185,7 +187,7 @@ def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds
     assert absolute["source"] == "b.md" and absolute["passages"] == library.get_passage("b.md")["passages"]
     assert found["mode"] == "dense"
 
-    write_min_score(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites meta.json only
+    write_margin(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites meta.json only
     info = library.index_info()
     assert info["margin"] == 0.5 and "calibrated" in info["margin_origin"]
     library.close()
@@ -208,7 +210,7 @@ def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fak
     with pytest.raises(ToolError, match="spans lines"):
         library.get_passage("a.md", start_line=999)
 
-    monkeypatch.setattr(mcp_server, "MAX_PASSAGE_CHARS", 10)
+    monkeypatch.setattr(mcp_pages, "MAX_PASSAGE_CHARS", 10)
     cut = library.get_passage("a.md")
     assert len(cut["passages"]) == 1 and cut["truncated"] and cut["next_start_line"] == whole[1]["start_line"]
 
@@ -296,7 +298,7 @@ def test_a_range_of_lines_comes_cut_to_those_lines_even_where_comments_took_line
     with pytest.raises(ToolError, match="lines 4–5 of a.md hold no indexed text"):
         lines(4, 5)
 
-    monkeypatch.setattr(mcp_server, "MAX_PASSAGE_CHARS", 10)
+    monkeypatch.setattr(mcp_pages, "MAX_PASSAGE_CHARS", 10)
     cut = library.get_passage("a.md", start_line=12, end_line=17)
     assert cut["passages"][0]["text"] == "Returns take 30 days." and cut["next_start_line"] == 16
 

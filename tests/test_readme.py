@@ -1,4 +1,5 @@
-"""Every ```console example in README.md, run for real: the README shows what semsearch prints.
+"""Every ```console example in the project's documents, run for real: README.md, DESIGN.md,
+CONTRIBUTING.md and bench/RESULTS.md show what semsearch prints.
 
 Each `$ semsearch ...` line runs through the CLI (ask, info and eval on the sample index built
 from docs/; build of a copy of docs/, in the slow lane). What the README shows after it must
@@ -14,6 +15,7 @@ import re
 import shlex
 import shutil
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -23,6 +25,8 @@ from semsearch.cli.commands import app
 from .conftest import REPO, SAMPLE_DOCS
 
 README = REPO / "README.md"
+DOCUMENTS = [README, REPO / "DESIGN.md", REPO / "CONTRIBUTING.md", REPO / "bench" / "RESULTS.md"]
+README_MAX_LINES = 250  # a user's first page; design notes and measurements live elsewhere
 SCORE_TOLERANCE = 0.005
 RESULT_LINE = re.compile(r"^(\d+\.\d+)  (\S.*)$")
 DECIMAL = re.compile(r"\d+\.\d+")
@@ -33,7 +37,7 @@ runner = CliRunner()
 
 @dataclass
 class Example:
-    line: int  # in README.md, 1-based
+    where: str  # "README.md:12": the document (relative to the repository) and its 1-based line
     command: str
     argv: list[str]
     output: list[str] = field(default_factory=list)
@@ -51,7 +55,7 @@ class Example:
         return [line for line in self.output if not re.fullmatch(r"exit \d+", line)]
 
 
-def parse_command(command: str, line: int) -> Example:
+def parse_command(command: str, where: str) -> Example:
     lexer = shlex.shlex(command, posix=True, punctuation_chars=";|&")
     lexer.whitespace_split = True
     tokens = list(lexer)
@@ -60,32 +64,34 @@ def parse_command(command: str, line: int) -> Example:
         if token in {";", "|", "&&", "||", "&"}:
             argv, rest = tokens[:i], tokens[i:]
             break
-    example = Example(line=line, command=command, argv=argv)
+    example = Example(where=where, command=command, argv=argv)
     if rest[:1] == [";"] and rest[1:] == ECHO_EXIT:
         example.echoes_exit = True
     elif rest[:1] == ["|"] and len(rest) > 1:
         example.piped = True
     elif rest:
-        raise ValueError(f"README.md:{line}: no rule to run `{command}`")
+        raise ValueError(f"{where}: no rule to run `{command}`")
     return example
 
 
-def console_examples() -> list[Example]:
+def console_examples(document: Path, root: Path = REPO) -> list[Example]:
+    """The ```console examples of one document, each named by its place (`DESIGN.md:87`)."""
     examples: list[Example] = []
     in_console, current = False, None
-    for number, line in enumerate(README.read_text(encoding="utf-8").split("\n"), 1):
+    name = document.relative_to(root).as_posix()
+    for number, line in enumerate(document.read_text(encoding="utf-8").split("\n"), 1):
         if line.startswith("```"):
             in_console, current = line.strip() == "```console", None
         elif in_console and line.startswith("$ "):
-            current = parse_command(line[2:], number)
+            current = parse_command(line[2:], f"{name}:{number}")
             examples.append(current)
         elif in_console:
-            assert current is not None, f"README.md:{number}: output before any `$` command"
+            assert current is not None, f"{name}:{number}: output before any `$` command"
             current.output.append(line)
     return examples
 
 
-EXAMPLES = console_examples()
+EXAMPLES = [example for document in DOCUMENTS for example in console_examples(document)]
 
 
 def params() -> list:
@@ -93,7 +99,7 @@ def params() -> list:
     return [
         pytest.param(
             example,
-            id=f"README.md:{example.line}",
+            id=example.where,
             marks=[pytest.mark.slow] if example.argv[1:2] == ["build"] else [],
         )
         for example in EXAMPLES
@@ -101,20 +107,49 @@ def params() -> list:
 
 
 def test_the_readme_has_console_examples_and_each_runs_semsearch():
-    assert len(EXAMPLES) >= 5, EXAMPLES
+    assert len([e for e in EXAMPLES if e.where.startswith("README.md:")]) >= 5, EXAMPLES
     for example in EXAMPLES:
-        assert example.argv[:1] == ["semsearch"], f"README.md:{example.line}: {example.command}"
+        assert example.argv[:1] == ["semsearch"], f"{example.where}: {example.command}"
         assert example.argv[1:2] in (["build"], ["ask"], ["info"], ["eval"]), example.command
         assert not (example.echoes_exit and not any(re.fullmatch(r"exit \d+", x) for x in example.output)), (
-            f"README.md:{example.line}: echoes the exit code but shows none"
+            f"{example.where}: echoes the exit code but shows none"
         )
+
+
+def test_the_design_notes_examples_are_run_too():
+    assert any(example.where.startswith("DESIGN.md:") for example in EXAMPLES), [e.where for e in EXAMPLES]
+
+
+def test_a_console_example_is_found_in_any_document_with_its_place(tmp_path):
+    document = tmp_path / "bench" / "RESULTS.md"
+    document.parent.mkdir()
+    document.write_text("Intro\n\n```sh\n$ make test\n```\n\n```console\n$ semsearch info\nModel: x\n```\n")
+    (example,) = console_examples(document, root=tmp_path)
+    assert example.where == "bench/RESULTS.md:8"
+    assert (example.argv, example.output) == (["semsearch", "info"], ["Model: x"])
+
+
+def test_the_readme_is_a_users_first_page():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) < README_MAX_LINES, f"README.md has {len(lines)} lines: move details to DESIGN.md"
+    headings = {line for line in lines if line.startswith("## ")}
+    assert {"## Install", "## Commands", "## Exit codes"} <= headings, sorted(headings)
+
+
+def test_every_relative_link_in_the_documents_leads_to_a_file():
+    broken = []
+    for document in DOCUMENTS:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", document.read_text(encoding="utf-8")):
+            if not (document.parent / target).exists():
+                broken.append(f"{document.relative_to(REPO)}: {target}")
+    assert broken == []
 
 
 def run(example: Example, extra: list[str]):
     result = runner.invoke(app, example.argv[1:] + extra, env={"NO_COLOR": "1", "COLUMNS": "200"})
     assert result.exit_code == example.expected_exit, (
-        f"README.md:{example.line}: `{example.command}` exited {result.exit_code}, "
-        f"README says {example.expected_exit}\n{result.output}"
+        f"{example.where}: `{example.command}` exited {result.exit_code}, "
+        f"the document says {example.expected_exit}\n{result.output}"
     )
     return result
 
@@ -136,7 +171,7 @@ def assert_snippet_shown(readme: list[str], real: list[str], where: str) -> None
 
 
 def assert_output_matches(example: Example, stdout: str) -> None:
-    where = f"README.md:{example.line} `{example.command}`"
+    where = f"{example.where} `{example.command}`"
     shown = [line for line in example.shown if line.strip()]
     real = [line.rstrip() for line in stdout.split("\n") if line.strip()]
     if example.piped:
@@ -198,3 +233,13 @@ def test_the_readme_python_example_runs_against_the_sample_index(sample_index, m
     assert lines[0].startswith("True ") and "reach this question's threshold" in lines[0]
     hits = lines[1:]
     assert 1 <= len(hits) <= 3 and all(re.match(r"0\.\d{3} \S+\.md › ", hit) for hit in hits), lines
+
+
+def test_make_demo_ends_by_saying_how_to_put_semsearch_on_the_path():
+    """The README's examples use a bare `semsearch`; after `make demo` it is in .venv/bin only."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = re.search(r"^demo:.*\n((?:\t.*\n)+)", makefile, flags=re.M)
+    assert recipe, "no demo target in the Makefile"
+    last = recipe[1].splitlines()[-1]
+    assert last.startswith("\t@echo ") and "source $(BIN)/activate" in last and "pipx install ." in last, last
+    assert "source .venv/bin/activate" in README.read_text(encoding="utf-8")

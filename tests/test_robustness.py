@@ -165,8 +165,9 @@ def test_ask_cuts_a_long_question_and_says_so(tiny_index):
     result = cli("ask", long_question(1500), "--index", tiny_index, "--json", timeout=60)
     assert result.returncode in (0, 1), result.stderr
     assert_no_traceback(result)
-    assert "the question was cut to the model's 512-token input limit" in result.stderr
+    assert "the question is longer than the model reads (512 tokens): only its first " in result.stderr
     searched = json.loads(result.stdout)["question"]
+    assert f"first {len(searched.split()):,} of its 1,500 words are searched" in result.stderr
     assert long_question(1500).startswith(searched) and len(searched.split()) < 1500
 
 
@@ -269,7 +270,7 @@ NAMES = {"bad\\xff.md", "caf\\xe9.md", "caf\\xe8.md", "d\\xe9/x.md", "good.md"}
 
 
 def test_names_that_are_not_utf8_are_readable_and_read(latin1_names):
-    from semsearch.ingest.sources import readable
+    from semsearch.util.printable import readable
 
     assert readable(os.fsdecode(b"bad\xff.md")) == "bad\\xff.md"
     assert readable("zwrot ąę.md") == "zwrot ąę.md"

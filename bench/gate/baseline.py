@@ -38,7 +38,7 @@ def measure(name: str, embedder: CachedEmbedder) -> dict:
         "n_near": len(near),
         "top1": m["top1"],
         "top3": m["top3"],
-        "min_score": round(index.min_score, 4),
+        "min_score": round(index.gate.margin, 4),
     }
 
 

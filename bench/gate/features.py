@@ -49,7 +49,7 @@ def features(name: str, embedder: CachedEmbedder) -> dict:
         "title_bm25": np.stack([kw.scores(t) for t in titles]),
         "chunk_source": [c.source for c in index.chunks],
         "corpus_language": index.corpus_language,
-        "min_score": index.min_score,
+        "min_score": index.gate.margin,
         "background_rows": list(index.meta["offtopic"]["background_rows"]),
     }
     first, first_score, first_exact, ranks = [], [], [], []

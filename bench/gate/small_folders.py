@@ -39,13 +39,13 @@ def main(work: Path) -> None:
         index = load_index(one_file_index(source, work))
         asked = [q for q in questions if source.name in (q.sources or ()) or q.kind == "offtopic"]
         results = evaluate(index, embedder, asked, k=3).results
-        answerable = [r.passes_at(index.min_score) for r in results if r.question.answerable]
-        refused = [not r.passes_at(index.min_score) for r in results if r.question.kind == "offtopic"]
+        answerable = [r.passes_at(index.gate.margin) for r in results if r.question.answerable]
+        refused = [not r.passes_at(index.gate.margin) for r in results if r.question.kind == "offtopic"]
         for label, outcomes in zip(totals, (answerable, refused), strict=True):
             totals[label][0] += sum(outcomes)
             totals[label][1] += len(outcomes)
         print(
-            f"| {source.name} | {len(index.chunks)} | {index.min_score:+.3f} "
+            f"| {source.name} | {len(index.chunks)} | {index.gate.margin:+.3f} "
             f"| {sum(answerable)}/{len(answerable)} | {sum(refused)}/{len(refused)} |"
         )
     print(" ".join(f"{label} {done}/{count} ({done / count:.2f})" for label, (done, count) in totals.items()))

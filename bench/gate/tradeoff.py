@@ -29,11 +29,11 @@ if __name__ == "__main__":
             "rej. near": [r for r in report.results if r.question.kind == "near"],
             "rej. offtopic": [r for r in report.results if r.question.kind == "offtopic"],
         }
-        print(f"\n{name}: build cut {index.min_score:+.4f}; eval suggests {report.suggested_min_score:+.4f}")
+        print(f"\n{name}: build cut {index.gate.margin:+.4f}; eval suggests {report.suggested_margin:+.4f}")
         print("| cut | " + " | ".join(groups) + " |")
         print("|---" * (len(groups) + 1) + "|")
-        for offset in (*OFFSETS, report.suggested_min_score - index.min_score):
-            cut = index.min_score + offset
+        for offset in (*OFFSETS, report.suggested_margin - index.gate.margin):
+            cut = index.gate.margin + offset
             cells = []
             for label, rows in groups.items():
                 ok = [r.passes_at(cut) == (label == "answered") for r in rows]

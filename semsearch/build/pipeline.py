@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from semsearch import __version__
 from semsearch.build.budget import chunk_budget
 from semsearch.build.embedding import Progress, Step, embed_or_reuse
 from semsearch.build.estimate import build_seconds, still_to_embed
+from semsearch.build.report import BuildReport, Changes
 from semsearch.build.reuse import gate_current, keep_index, keywords_current, reusable_index
 from semsearch.encode.corpus import keyword_index_of
 from semsearch.encode.embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
@@ -29,12 +30,12 @@ from semsearch.gate.bank import bank_sha256, bank_vectors
 from semsearch.gate.threshold import GATE, calibrate_with, measure_references
 from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk, chunk_markdown
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
-from semsearch.ingest.sources import Skipped, SourceFile, discover, read_source, unmatched_excludes
+from semsearch.ingest.patterns import check_patterns, list_files
+from semsearch.ingest.sources import Listed, Skipped, SourceFile, read_source, unmatched_excludes
 from semsearch.retrieve.index import Index
 from semsearch.store.folder import build_running, index_lock, peek_meta, writable_target, write_index
 from semsearch.store.journal import Journal
 from semsearch.store.records import (
-    FileOutcome,
     file_records,
     no_text_skipped,
     outcomes,
@@ -46,52 +47,6 @@ from semsearch.store.schema import INDEX_FORMAT
 TOKENIZER = "tiktoken:cl100k_base"
 CALIBRATION_SURVIVES = 0.10
 """A calibrated threshold is kept while at most this share of the passages changed since."""
-
-
-@dataclass(frozen=True)
-class Changes:
-    new: int = 0
-    changed: int = 0
-    removed: int = 0
-    unchanged: int = 0
-
-    @property
-    def any(self) -> bool:
-        return bool(self.new or self.changed or self.removed)
-
-
-@dataclass
-class BuildReport:
-    index_dir: Path
-    files: int
-    chunks: int = 0
-    seconds: float = 0.0
-    min_score: float = 0.0
-    """The threshold in force after the build (a kept calibrated one, or the build-time one)."""
-    warnings: list[str] = field(default_factory=list)
-    """Files indexed after a repair (e.g. invalid UTF-8 replaced), a dropped calibration."""
-    skipped: list[Skipped] = field(default_factory=list)
-    changes: Changes = field(default_factory=Changes)
-    full_reason: str | None = None
-    """Why nothing could be reused from the previous index (None: no previous index, or reused)."""
-    embedded: int = 0
-    """Chunks embedded (with ``dry_run``: chunks a build would embed)."""
-    resumed: int = 0
-    """Chunks whose vectors an interrupted earlier build had already embedded."""
-    tokens: int = 0
-    """Tokens of the chunks embedded (cl100k_base), the measure of embedding work."""
-    up_to_date: bool = False
-    dry_run: bool = False
-    estimated_seconds: float | None = None
-    """With ``dry_run``: how long a build would take (reading and splitting, embedding, calibrating)."""
-    busy: bool = False
-    """With ``dry_run``: another build is writing the index now (its journal still grows)."""
-    outcomes: list[FileOutcome] = field(default_factory=list)
-    """Every file met, with what became of it (``build --verbose``)."""
-    excluded: list[str] = field(default_factory=list)
-    """Markdown files and folders ``--exclude`` or ``.semsearchignore`` left out (folders end in /)."""
-    without_text: list[str] = field(default_factory=list)
-    """Files read but holding no text to index (not counted in ``files``; listed in ``skipped``)."""
 
 
 @dataclass
@@ -150,11 +105,12 @@ def build_index(
     if not docs.is_dir():
         raise DocsError(f"documents folder not found: {docs}")
     excludes = [pattern for pattern in excludes if pattern.strip()]  # '' clears, matches nothing
+    check_patterns(excludes, "--exclude")  # before any work is shown
     target = writable_target(Path(index_dir), docs)
     max_tokens, embedder = chunk_budget(max_tokens, spec, target, embedder)  # before any work
     report_step(Step("finding"))
     excluded: list[str] = []
-    paths, skipped = discover(docs, excludes, excluded)
+    paths, skipped = list_files(docs, excludes, excluded)
     report_step(Step("finding", len(paths), len(paths), "files"))
     if not paths:
         kept = f" ({index_dir}/ still holds its last build: remove it if you no longer need it)"
@@ -174,7 +130,7 @@ def build_index(
             records = refreshed_records(previous.meta["files"], plan.sources, plan.front_matter)
             if not dry_run:
                 keep_index(previous, plan.docs, records, skipped_records(plan.skipped), excludes)
-            plan.report.chunks, plan.report.min_score = len(previous.chunks), previous.min_score
+            plan.report.chunks, plan.report.margin = len(previous.chunks), previous.gate.margin
             plan.report.up_to_date = True
         else:
             embedder = embedder or load_embedder(spec)
@@ -197,7 +153,7 @@ def build_index(
 def _plan(
     docs: Path,
     target: Path,
-    paths: list[Path],
+    paths: list[Listed],
     skipped: list[Skipped],
     spec: str,
     settings: dict,
@@ -210,8 +166,8 @@ def _plan(
     old_files = old_meta["files"] if old_meta else {}  # compared with, even when nothing is reused
     sources: list[SourceFile] = []
     warnings: list[str] = [reusable.repair] if reusable.repair else []
-    for number, path in enumerate(paths, 1):
-        source = read_source(path, docs)
+    for number, listed in enumerate(paths, 1):
+        source = read_source(listed.path, docs, listed.target)
         progress(Step("reading", number, len(paths), "files"))
         if isinstance(source, Skipped):
             skipped.append(source)
@@ -318,7 +274,7 @@ def _build(
     write_index(plan.target, vectors, chunks, meta, calibration.offtopic, keywords)
     journal.discard()
     plan.report.chunks = len(chunks)
-    plan.report.min_score = calibrated["value"] if calibrated else calibration.min_score
+    plan.report.margin = calibrated["value"] if calibrated else calibration.min_score
 
 
 def _journal(plan: _Plan, embedder: Embedder) -> Journal:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated
 
@@ -16,7 +16,7 @@ from typer.exceptions import TyperException
 
 from semsearch import hints as cli_hints
 from semsearch.cli.render import output as render
-from semsearch.errors import SemsearchError
+from semsearch.errors import SemsearchError, path_problem
 
 EXIT_NO_ANSWER = 1
 EXIT_ERROR = 2
@@ -50,6 +50,27 @@ def terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def standard_streams() -> None:
+    """Before any command: a standard stream the shell closed (``semsearch ask q >&-``) is
+    /dev/null, so that its file descriptor can never become a file the command opens, and
+    output to it goes nowhere as to a reader that went away (the exit code still says whether
+    there was an answer). Characters the output's encoding cannot hold (``PYTHONIOENCODING=ascii``)
+    are written as ``\\uXXXX`` escapes instead of failing the command."""
+    import sys
+
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        stream = getattr(sys, name)
+        if stream is None:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            stream = open(fd, mode, encoding="utf-8", closefd=False)  # noqa: SIM115 - for the process
+            setattr(sys, name, stream)
+        if mode == "w" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 class _Group(TyperGroup):
     """The one place where errors become a one-line message and an exit code (1 is kept for
     "no answer"); an unexpected exception is a bug, reported in one line too."""
@@ -57,6 +78,7 @@ class _Group(TyperGroup):
     def main(self, *args, **kwargs):
         """Usage errors as one line with Click's own suggestion, not a boxed panel."""
         kwargs.pop("standalone_mode", None)
+        _completion(args[0] if args else kwargs.get("args"))
         try:
             code = super().main(*args, standalone_mode=False, **kwargs)
         except TyperException as exc:
@@ -104,7 +126,9 @@ class _Group(TyperGroup):
         except SemsearchError as exc:
             render.error(cli_hints.message(exc))
         except OSError as exc:
-            if not _output_failed(exc):
+            if problem := path_problem(exc):
+                render.error(problem)
+            elif not _output_failed(exc):
                 _unexpected(exc)
         except Terminated:
             render.error("terminated")
@@ -126,6 +150,31 @@ class _Group(TyperGroup):
         command = self.get_command(ctx, name) if name else None
         if command is not None and getattr(exc, "ctx", None) is None:
             exc.ctx = typer.Context(command, info_name=name, parent=ctx)
+
+
+def _completion(args: Sequence[str] | None) -> None:
+    """``--install-completion [SHELL]`` and ``--show-completion [SHELL]`` (``cli_completion``):
+    done, or refused in one line, before Typer would read the flags."""
+    import sys
+
+    from semsearch.cli import completion as cli_completion
+
+    request = cli_completion.requested(sys.argv[1:] if args is None else list(args))
+    if request is None:
+        return
+    try:
+        cli_completion.complete(*request)
+    except SemsearchError as exc:
+        render.error(str(exc))
+        raise SystemExit(EXIT_ERROR) from None
+    except BrokenPipeError:  # --show-completion | head
+        render.silence_stdout()
+        raise SystemExit(0) from None
+    except OSError as exc:  # a home folder that cannot be written
+        render.error(f"cannot install completion: {exc.strerror}: {exc.filename}")
+        raise SystemExit(EXIT_ERROR) from None
+    render.flush_stdout()
+    raise SystemExit(0)
 
 
 _OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EPIPE}

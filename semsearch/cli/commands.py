@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from semsearch import hints as cli_hints
-from semsearch.cli.app import EXIT_NO_ANSWER, app, terminate_as_interrupt
+from semsearch.cli.app import EXIT_NO_ANSWER, app, standard_streams, terminate_as_interrupt
 from semsearch.cli.options import exclusive, needs_context, positive_numbers, verbosity, where_conditions
 from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
 from semsearch.cli.render import output as render
+from semsearch.defaults import DEFAULT_K, Expand, Mode
 from semsearch.errors import IndexMissingError
-
-
-class Expand(str, Enum):
-    chunk = "chunk"
-    section = "section"
-    file = "file"
-
-
-class Mode(str, Enum):
-    hybrid = "hybrid"
-    dense = "dense"
-    keyword = "keyword"
-
 
 IndexOption = Annotated[
     Path | None,
@@ -197,7 +184,7 @@ def ask(
         ),
     ],
     index: IndexOption = None,
-    k: Annotated[int, typer.Option("-k", "--top", min=1, help="How many results at most.")] = 3,
+    k: Annotated[int, typer.Option("-k", "--top", min=1, help="How many results at most.")] = DEFAULT_K,
     min_score: Annotated[
         float | None,
         typer.Option(
@@ -339,7 +326,7 @@ def evaluate_questions(
 
     Top-1 / top-3 accuracy, MRR, and how well the no-answer gate separates the questions."""
     from semsearch.collection import Collection
-    from semsearch.evaluation.quality import evaluate, load_questions, write_min_score
+    from semsearch.evaluation.quality import evaluate, load_questions, write_margin
 
     ks = positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
@@ -358,8 +345,8 @@ def evaluate_questions(
                 f"calibrating on {len(asked):,} questions: the threshold will be noisy "
                 f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
             )
-        if calibrate and report.suggested_min_score is not None:
-            write_min_score(collection.index, report.suggested_min_score, questions, len(asked))
+        if calibrate and report.suggested_margin is not None:
+            write_margin(collection.index, report.suggested_margin, questions, len(asked))
     if as_json:
         render.print_json(render_eval.eval_json(report, calibrated=calibrate))
     else:
@@ -380,4 +367,5 @@ CALIBRATE_MIN_QUESTIONS = 30
 
 
 def main() -> None:
+    standard_streams()
     app(prog_name="semsearch")

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
+from semsearch.defaults import DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
-from semsearch.errors import QuestionsError
-from semsearch.gate.threshold import answer_threshold, is_answer
+from semsearch.errors import QuestionsError, path_problem
+from semsearch.gate.decision import Verdict, decide
 from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.sources import docs_relative
-from semsearch.retrieve.index import Index
+from semsearch.retrieve.index import Index, all_unheld
 from semsearch.util.jsonparse import parse_json
 
 MRR_DEPTH = 10
@@ -60,24 +61,29 @@ class QuestionResult:
     """1-based rank of the first result that meets the expectations (None: not in the top 10)."""
     baseline: float
     """What the question's best cosine must exceed beyond the cut (see ``threshold``)."""
-    min_score: float
-    """The cut in force."""
+    margin: float
+    """The index's margin in force (``Gate.margin``)."""
 
     first_exact: bool = False
     """The first result contains a code or reference the question names verbatim (an answer at any score)."""
     legacy: bool = False
     """The index predates the relevance rule (see ``threshold.answer_threshold``)."""
+    names_unheld: bool = False
+    """Everything the question names verbatim is in no indexed file (see ``decide``)."""
 
-    def threshold_at(self, min_score: float) -> float:
-        """The cosine the first result had to reach with the cut ``min_score``."""
-        return answer_threshold(min_score, self.baseline, self.legacy)
+    def verdict_at(self, margin: float) -> Verdict:
+        """The gate's decision on the first result with the margin ``margin``: ``ask``'s own
+        (``gate.decision.decide``)."""
+        first_score = self.first_score if self.first is not None else None
+        return decide(first_score, self.first_exact, self.baseline, margin, self.legacy, self.names_unheld)
 
-    def passes_at(self, min_score: float) -> bool:
-        """Whether the first result counts as an answer with the cut ``min_score``: the same
-        decision as ``Index.search``."""
-        if self.first is None:
-            return False
-        return is_answer(self.first_score, self.first_exact, self.threshold_at(min_score))
+    def threshold_at(self, margin: float) -> float:
+        """The cosine the first result had to reach with the margin ``margin``."""
+        return self.verdict_at(margin).threshold
+
+    def passes_at(self, margin: float) -> bool:
+        """Whether the first result counts as an answer with the margin ``margin``."""
+        return self.verdict_at(margin).answered
 
     @property
     def relevance(self) -> float:
@@ -86,12 +92,12 @@ class QuestionResult:
 
     @property
     def passes(self) -> bool:
-        return self.passes_at(self.min_score)
+        return self.passes_at(self.margin)
 
     @property
     def threshold(self) -> float:
         """The question's own threshold: the cosine its first result had to reach."""
-        return self.threshold_at(self.min_score)
+        return self.threshold_at(self.margin)
 
     @property
     def refused(self) -> bool:
@@ -102,12 +108,12 @@ class QuestionResult:
 @dataclass
 class EvalReport:
     k: int
-    min_score: float
+    margin: float
     results: list[QuestionResult]
-    suggested_min_score: float | None
-    mode: str = "hybrid"
+    suggested_margin: float | None
+    mode: str = DEFAULT_MODE
     legacy_gate: bool = False
-    """``min_score`` is the cosine floor of an index built before the relevance rule, not a margin."""
+    """``margin`` is the cosine floor of an index built before the relevance rule, not a margin."""
     metrics: dict[str, float | int | None] = field(default_factory=dict)
     by_kind: dict[str, dict[str, float | int | None]] = field(default_factory=dict)
 
@@ -147,7 +153,12 @@ def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> lis
     except FileNotFoundError as exc:
         raise QuestionsError(f"question file not found: {path}") from exc
     except (OSError, UnicodeDecodeError) as exc:
-        raise QuestionsError(f"cannot read question file {path}: {exc}") from exc
+        too_long = path_problem(exc) if isinstance(exc, OSError) else None  # the path once, cut short
+        raise QuestionsError(
+            f"cannot read question file: {too_long}"
+            if too_long
+            else f"cannot read question file {path}: {exc}"
+        ) from exc
     questions = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -196,7 +207,7 @@ def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> lis
     return questions
 
 
-def suggest_min_score(results: list[QuestionResult]) -> float | None:
+def suggest_margin(results: list[QuestionResult]) -> float | None:
     """The ``min_score`` that best separates answerable from unanswerable questions here.
 
     Maximizes balanced accuracy (the mean of ``answered`` and ``rejected``) of the calibrated
@@ -232,7 +243,7 @@ def evaluate(
     questions: list[Question],
     k: int = 3,
     progress: Callable[[int, int], None] | None = None,
-    mode: str = "hybrid",
+    mode: str = DEFAULT_MODE,
     ks: Sequence[int] = (),
     warn: Callable[[str], None] | None = None,
 ) -> EvalReport:
@@ -267,20 +278,21 @@ def evaluate(
                 first_score=ranking[0].score if ranking else float("-inf"),
                 first_exact=bool(ranking and ranking[0].exact),
                 rank=rank if question.answerable else None,
-                baseline=index.baseline(question.question, vector, cosine),
-                min_score=index.min_score,
-                legacy=index.legacy_gate,
+                baseline=index.gate.baseline(question.question, vector, cosine),
+                margin=index.gate.margin,
+                legacy=index.gate.legacy,
+                names_unheld=bool(all_unheld(index.named_rows(question.question))),
             )
         )
         if progress:
             progress(number, len(questions))
     report = EvalReport(
         k=k,
-        min_score=index.min_score,
+        margin=index.gate.margin,
         results=results,
-        suggested_min_score=suggest_min_score(results),
+        suggested_margin=suggest_margin(results),
         mode=mode,
-        legacy_gate=index.legacy_gate,
+        legacy_gate=index.gate.legacy,
     )
     report.metrics = _metrics(results, k, ks)
     kinds = sorted({r.question.kind for r in results if r.question.kind})
@@ -323,7 +335,7 @@ def _metrics(results: list[QuestionResult], k: int, ks: Sequence[int] = ()) -> d
     return metrics
 
 
-def write_min_score(index: Index, value: float, questions_file: Path, count: int) -> None:
+def write_margin(index: Index, value: float, questions_file: Path, count: int) -> None:
     """Record a calibrated threshold in meta.json, beside the build-time one (which stays). A
     build keeps it while the passages stay mostly the same (see ``build``)."""
     calibrated = {

@@ -16,10 +16,10 @@ unrelated questions. A block or section of only comments gives no chunk. Comment
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from itertools import pairwise
+from itertools import chain, pairwise
 
 from semsearch.ingest.markdown import BLANK_LINE, Block, Hidden, normalize_newlines, parse_markdown
 from semsearch.ingest.packing import Packer
@@ -107,9 +107,10 @@ _WHITESPACE = re.compile(r"\s+")
 _NEWLINE = re.compile(r"\n\s*")
 
 
-def _cuts(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[int]:
-    """Offsets (in ``text``) just after each separator match inside [start, end)."""
-    return [m.end() for m in pattern.finditer(text, start, end) if start < m.end() < end]
+def _cuts(pattern: re.Pattern[str], text: str, start: int, end: int) -> Iterator[int]:
+    """Offsets (in ``text``) just after each separator match inside [start, end), as found:
+    a long paragraph has millions of words, never all held at once."""
+    return (m.end() for m in pattern.finditer(text, start, end) if start < m.end() < end)
 
 
 class _Splitter:
@@ -151,8 +152,8 @@ class _Splitter:
 
     def pieces(self, block: Block) -> Iterator[tuple[int, int]]:
         """Cut a block into spans that each fit, preferring the coarsest boundaries."""
-        levels: list[Callable[[int, int], list[int]]] = [
-            lambda s, e: self._outside_comments([c for c in block.cut_points if s < c < e]),
+        levels: list[Callable[[int, int], Iterable[int]]] = [
+            lambda s, e: self._outside_comments(c for c in block.cut_points if s < c < e),
             lambda s, e: self._outside_comments(_cuts(BLANK_LINE, self.text, s, e)),
             lambda s, e: self._outside_comments(_cuts(_NEWLINE, self.text, s, e)),
             lambda s, e: self._outside_comments(_cuts(_SENTENCE_END, self.text, s, e)),
@@ -160,21 +161,25 @@ class _Splitter:
         ]
         yield from self._split(block.start, block.end, levels)
 
-    def _outside_comments(self, cuts: list[int]) -> list[int]:
-        return [cut for cut in cuts if not self.hidden.strictly_inside(cut)] if self.hidden.spans else cuts
+    def _outside_comments(self, cuts: Iterable[int]) -> Iterator[int]:
+        return (
+            (cut for cut in cuts if not self.hidden.strictly_inside(cut)) if self.hidden.spans else iter(cuts)
+        )
 
     def _split(self, start: int, end: int, levels) -> Iterator[tuple[int, int]]:
+        """The spans of ``[start, end)`` cut at the first level that cuts it, each split finer
+        if it does not fit, packed; all as a stream (memory: a chunk's worth of spans)."""
         if self.fits(start, end):
             yield (start, end)
             return
         for depth, level in enumerate(levels):
-            cuts = level(start, end)
-            if cuts:
-                bounds = [start, *cuts, end]
-                spans = [self.hidden.bounds(self.text, a, b) for a, b in pairwise(bounds)]
+            cuts = iter(level(start, end))
+            first_cut = next(cuts, None)
+            if first_cut is not None:
+                bounds = chain((start, first_cut), cuts, (end,))
+                spans = (self.hidden.bounds(self.text, a, b) for a, b in pairwise(bounds))
                 finer = levels[depth + 1 :]
-                pieces = [piece for s, e in spans if e > s for piece in self._split(s, e, finer)]
-                yield from self.pack(pieces)
+                yield from self.pack(piece for s, e in spans if e > s for piece in self._split(s, e, finer))
                 return
         yield from self._hard_split(start, end)
 
@@ -189,11 +194,13 @@ class _Splitter:
         """End of the longest slice from ``start`` that fits (at least one character)."""
         return start + max(1, _longest(end - start, lambda k: self.fits(start, start + k)))
 
-    def pack(self, spans: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    def pack(self, spans: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
         """Greedily merge consecutive spans while the merged slice still fits (lead-ins first
         joined to what they introduce); see ``packing``."""
-        lead_ins = [self.text[end - 1] == ":" for _, end in spans]
-        yield from self.packer.pack(self.packer.glue_lead_ins(spans, lead_ins))
+        yield from self.packer.pack(self.packer.glue_lead_ins(spans, self._lead_in))
+
+    def _lead_in(self, span: tuple[int, int]) -> bool:
+        return self.text[span[1] - 1] == ":"
 
     def _extra_fits_slice(self, start: int, end: int) -> bool:
         return self.extra_fits(f"{self.prefix}\n\n{self.shown(start, end)}")

@@ -6,6 +6,12 @@ them: dates and times as ISO strings (compared as dates by ``filters``), nested 
 dotted names (``author.name``), lists as lists of scalars; nulls are dropped (a field set to
 nothing is a field the file does not have). A block that is not valid YAML, or not a mapping,
 gives no fields and a message naming its line: never a failed build.
+
+YAML aliases repeat a node without writing it again: nine aliases a line, nine lines, and 400
+bytes stand for 400 million strings (a "billion laughs"), an 11 MB meta.json or a build that
+never ends (issue 22). So the block is composed first, and read only if its nodes, counted with
+every alias expanded, their nesting and their text stay within the ``MAX_*`` bounds below;
+beyond them it gives no fields and a message, as a block that is not YAML does.
 """
 
 from __future__ import annotations
@@ -24,6 +30,15 @@ FRONT_MATTER_VERSION = 1
 
 Scalar = str | int | float | bool
 Value = Scalar | list[Scalar]
+
+MAX_BLOCK_CHARS = 1_000_000
+"""A longer front matter block is not parsed (PyYAML reads some 1 MB a second)."""
+MAX_NODES = 10_000
+"""Values, keys and collections, aliases expanded: far more than any file's fields."""
+MAX_DEPTH = 50
+"""Collections inside collections."""
+MAX_TEXT = 1_000_000
+"""Characters of all scalars, aliases expanded: what the fields would hold at most."""
 
 _CLOSING_FENCE = re.compile(r"(-+)[ \t]*")
 _DOCUMENT_END = re.compile(r"\.\.\.[ \t]*")
@@ -100,8 +115,12 @@ def read_front_matter(text: str) -> FrontMatter:
     if block is None:
         return FrontMatter({})
     content, first_line = block
+    if len(content) > MAX_BLOCK_CHARS:
+        return FrontMatter({}, f"front matter is over {MAX_BLOCK_CHARS:,} characters", first_line)
     try:
-        data = yaml.safe_load(content)
+        data = _bounded_load(content)
+    except _TooBig as exc:
+        return FrontMatter({}, str(exc), first_line)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = first_line + (mark.line if mark is not None else 0)
@@ -119,6 +138,83 @@ def read_front_matter(text: str) -> FrontMatter:
     fields: dict[str, Value] = {}
     _flatten(data, "", fields)
     return FrontMatter(fields)
+
+
+class _TooBig(Exception):
+    """The block expands past a bound: the message says which."""
+
+
+def _past(what: str) -> _TooBig:
+    return _TooBig(f"front matter expands past {what} (YAML aliases?)")
+
+
+def _deep() -> _TooBig:
+    return _TooBig(f"front matter nested more than {MAX_DEPTH} levels deep")
+
+
+def _bounded_load(content: str) -> Any:
+    """``yaml.safe_load``, refusing a document past the ``MAX_*`` bounds before it is built:
+    composing stops at ``MAX_NODES`` nodes or ``MAX_DEPTH`` levels, and the node graph (where
+    an alias is the node it names, shared) is measured with aliases expanded.
+
+    Raises ``_TooBig``, or what PyYAML raises for a block that is not YAML."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        composed = depth = 0
+
+        def compose_node(self, parent, index):
+            self.composed, self.depth = self.composed + 1, self.depth + 1
+            if self.composed > MAX_NODES:
+                raise _past(f"{MAX_NODES:,} values")
+            if self.depth > MAX_DEPTH:
+                raise _deep()
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    loader = Loader(content)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _measure(node, 0, {}, set())
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _measure(node: Any, depth: int, sizes: dict[int, tuple[int, int]], open_: set[int]) -> tuple[int, int]:
+    """Nodes and scalar characters under ``node``, every alias expanded (each shared node is
+    measured once: ``sizes``); raises ``_TooBig`` past a bound, or for a node inside itself."""
+    import yaml
+
+    key = id(node)
+    if key in sizes:
+        return sizes[key]
+    if key in open_:
+        raise _TooBig("front matter holds itself (a recursive YAML alias)")
+    if depth > MAX_DEPTH:
+        raise _deep()
+    nodes, text = 1, 0
+    if isinstance(node, yaml.ScalarNode):
+        text = len(node.value)
+    else:
+        open_.add(key)
+        children = (
+            node.value if isinstance(node, yaml.SequenceNode) else [n for pair in node.value for n in pair]
+        )
+        for child in children:
+            child_nodes, child_text = _measure(child, depth + 1, sizes, open_)
+            nodes, text = nodes + child_nodes, text + child_text
+            if nodes > MAX_NODES:
+                raise _past(f"{MAX_NODES:,} values")
+            if text > MAX_TEXT:
+                raise _past(f"{MAX_TEXT:,} characters")
+        open_.discard(key)
+    sizes[key] = (nodes, text)
+    return nodes, text
 
 
 def _flatten(mapping: dict, prefix: str, into: dict[str, Value]) -> None:

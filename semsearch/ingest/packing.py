@@ -15,7 +15,7 @@ of the span-by-span rule (tests/test_packing.py compares them), with a few count
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 
 Span = tuple[int, int]
 
@@ -43,45 +43,86 @@ def last_accepted(good: int, bad: int, probe: int, accepted: Callable[[int], boo
     return good
 
 
+class _Ahead:
+    """Spans pulled from a stream as far as asked for, with their own token counts; those
+    before a chunk's first span dropped, so that memory holds a chunk's worth (a 50 MB line,
+    cut into 8 million words, held them all: 47 times the file)."""
+
+    def __init__(self, spans: Iterable[Span], size: Callable[[Span], int]):
+        self._stream = iter(spans)
+        self._size = size
+        self._spans: list[Span] = []
+        self._sizes: list[int] = []
+        self._offset = 0
+        """The index, in the whole stream, of ``_spans[0]``."""
+
+    def has(self, k: int) -> bool:
+        """Whether the stream holds a span at index ``k``."""
+        while k - self._offset >= len(self._spans):
+            span = next(self._stream, None)
+            if span is None:
+                return False
+            self._spans.append(span)
+            self._sizes.append(self._size(span))
+        return True
+
+    def span(self, k: int) -> Span:
+        self.has(k)
+        return self._spans[k - self._offset]
+
+    def size(self, k: int) -> int:
+        """Span ``k``'s tokens, as embedded, less the heading path's."""
+        self.has(k)
+        return self._sizes[k - self._offset]
+
+    def drop_before(self, k: int) -> None:
+        del self._spans[: k - self._offset], self._sizes[: k - self._offset]
+        self._offset = k
+
+
+BEYOND = 1 << 62
+"""An end for ``last_accepted`` past any stream: indices with no span are never accepted."""
+
+
 class _Run:
-    """One chunk being packed from ``spans[first]`` on, with the token counts of its merged
+    """One chunk being packed from span ``first`` on, with the token counts of its merged
     slices (heading path included) counted once each."""
 
-    def __init__(self, packer: Packer, spans: Sequence[Span], sizes: Sequence[int], first: int):
+    def __init__(self, packer: Packer, spans: _Ahead, first: int):
         self.packer = packer
         self.spans = spans
-        self.sizes = sizes
         self.first = first
-        self.counted = {first: packer.prefix_tokens + sizes[first]}
+        self.counted = {first: packer.prefix_tokens + spans.size(first)}
 
     def tokens(self, last: int) -> int:
-        """Tokens of the slice from ``spans[first]`` through ``spans[last]``, as embedded."""
+        """Tokens of the slice from span ``first`` through span ``last``, as embedded."""
         if last not in self.counted:
-            self.counted[last] = self.packer.tokens_of(self.spans[self.first][0], self.spans[last][1])
+            start, end = self.spans.span(self.first)[0], self.spans.span(last)[1]
+            self.counted[last] = self.packer.tokens_of(start, end)
         return self.counted[last]
 
     def has_room(self, k: int) -> bool:
         """The rule's first test for taking span ``k``: its tokens on the chunk's, plus one."""
-        return self.tokens(k - 1) + self.sizes[k] + 1 <= self.packer.max_tokens
+        return self.tokens(k - 1) + self.spans.size(k) + 1 <= self.packer.max_tokens
 
     def takes(self, k: int) -> bool:
-        """Whether the chunk through ``spans[k - 1]`` takes span ``k`` (both tests)."""
-        if not self.has_room(k) or self.tokens(k) > self.packer.max_tokens:
+        """Whether the chunk through span ``k - 1`` takes span ``k`` (both tests)."""
+        if not self.spans.has(k) or not self.has_room(k) or self.tokens(k) > self.packer.max_tokens:
             return False
-        return self.packer.extra_fits(self.spans[self.first][0], self.spans[k][1])
+        return self.packer.extra_fits(self.spans.span(self.first)[0], self.spans.span(k)[1])
 
     def guess(self) -> int:
         """Where the chunk would end if token counts simply added up."""
         last, total = self.first, self.tokens(self.first)
         budget = self.packer.max_tokens
-        while last + 1 < len(self.spans) and total + self.sizes[last + 1] + 1 <= budget:
+        while self.spans.has(last + 1) and total + self.spans.size(last + 1) + 1 <= budget:
             last += 1
-            total += self.sizes[last]
+            total += self.spans.size(last)
         return last
 
     def last(self) -> int:
         """Index of the chunk's last span."""
-        good = last_accepted(self.first, len(self.spans), max(self.guess(), self.first + 1), self.takes)
+        good = last_accepted(self.first, BEYOND, max(self.guess(), self.first + 1), self.takes)
         refused = self.first_refused(self.first, good)
         return good if refused is None else refused - 1
 
@@ -92,7 +133,7 @@ class _Run:
         that bound leaves a span no room."""
         if high <= low:
             return None
-        bound = self.tokens(high) + max(self.sizes[low + 1 : high + 1]) + 1
+        bound = self.tokens(high) + max(self.spans.size(k) for k in range(low + 1, high + 1)) + 1
         if bound <= self.packer.max_tokens:
             return None
         if high == low + 1:
@@ -104,7 +145,9 @@ class _Run:
 
 class Packer:
     """Packs spans of the source into chunks; ``tokens_of(start, end)`` counts a slice as
-    embedded (heading path included), ``extra_fits(start, end)`` is the model's own limit."""
+    embedded (heading path included), ``extra_fits(start, end)`` is the model's own limit.
+
+    Both take spans as a stream and yield as they go, holding about a chunk's worth."""
 
     def __init__(
         self,
@@ -121,34 +164,37 @@ class Packer:
     def fits(self, start: int, end: int) -> bool:
         return self.tokens_of(start, end) <= self.max_tokens and self.extra_fits(start, end)
 
-    def glue_lead_ins(self, spans: Sequence[Span], lead_ins: Sequence[bool]) -> list[Span]:
-        """Each span that introduces the next (``lead_ins``: it ends with a colon) joined to
+    def glue_lead_ins(self, spans: Iterable[Span], lead_in: Callable[[Span], bool]) -> Iterator[Span]:
+        """Each span that introduces the next (``lead_in``: it ends with a colon) joined to
         it, while the joined slice fits: a run of lead-ins grows one span at a time until the
         slice no longer fits or a span introduces nothing (found by galloping, as in ``pack``).
 
         Otherwise packing can end a chunk on "on this basis we:" and start the next with the
         list it introduces, leaving each half without the other's meaning.
         """
-        glued: list[Span] = []
+        ahead = _Ahead(spans, lambda span: 0)
         first = 0
-        while first < len(spans):
-            run_end = first
-            while run_end + 1 < len(spans) and lead_ins[run_end]:
-                run_end += 1
+        while ahead.has(first):
+            run = [first]  # the last span known to belong to the run of lead-ins from ``first``
 
-            def joined(last: int, first: int = first) -> bool:
-                return self.fits(spans[first][0], spans[last][1])
+            def joined(last: int, first: int = first, run: list[int] = run) -> bool:
+                while run[0] < last and lead_in(ahead.span(run[0])) and ahead.has(run[0] + 1):
+                    run[0] += 1
+                if last > run[0]:
+                    return False
+                return self.fits(ahead.span(first)[0], ahead.span(last)[1])
 
-            last = last_accepted(first, run_end + 1, first + 1, joined)
-            glued.append((spans[first][0], spans[last][1]))
+            last = last_accepted(first, BEYOND, first + 1, joined)
+            yield (ahead.span(first)[0], ahead.span(last)[1])
             first = last + 1
-        return glued
+            ahead.drop_before(first)
 
-    def pack(self, spans: Sequence[Span]) -> Iterator[Span]:
+    def pack(self, spans: Iterable[Span]) -> Iterator[Span]:
         """Consecutive ``spans`` merged into chunks by the greedy rule (module docstring)."""
-        sizes = [self.tokens_of(*span) - self.prefix_tokens for span in spans]
+        ahead = _Ahead(spans, lambda span: self.tokens_of(*span) - self.prefix_tokens)
         first = 0
-        while first < len(spans):
-            last = _Run(self, spans, sizes, first).last()
-            yield (spans[first][0], spans[last][1])
+        while ahead.has(first):
+            last = _Run(self, ahead, first).last()
+            yield (ahead.span(first)[0], ahead.span(last)[1])
             first = last + 1
+            ahead.drop_before(first)

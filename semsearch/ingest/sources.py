@@ -21,10 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from semsearch.errors import DocsError
+from semsearch.ingest.beneath import LinkInTheWay, open_beneath, refused_target
+from semsearch.util.printable import readable
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 IGNORE_FILE = ".semsearchignore"
 BINARY_SNIFF_BYTES = 8192
+LARGEST_FILE_BYTES = 32 * 1024 * 1024
+"""A bigger file is skipped (with the reason), not read: a build holds each file's text, and its
+parse and chunks, in memory (a few times the file's size), and no hand-written Markdown file is
+this big (a 32 MiB file is some 30,000 chunks, hours of embedding)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,17 @@ class SourceFile:
     size: int
     mtime_ns: int
     warning: str | None = None
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A file ``discover`` found, and where it is read from."""
+
+    path: Path
+    """Its path under the docs folder (a symlink's own path, for a link)."""
+    target: tuple[str, ...]
+    """Where it leads, relative to the docs folder's real path: the file read (see
+    ``beneath``), which is the one checked to be inside the folder, not hidden, not excluded."""
 
 
 @dataclass(frozen=True)
@@ -72,19 +89,6 @@ def unmatched_excludes(patterns: Sequence[str], excluded: Sequence[str]) -> list
     ]
 
 
-def readable(text: str) -> str:
-    """``text`` as JSON files and terminals can hold it: the bytes that are not UTF-8 in a name
-    (which ``os.fsdecode`` keeps as lone surrogates) written as ``\\xNN`` (``bad\\xff.md``).
-
-    Unlike U+FFFD, the escapes keep two such names apart (``caf\\xe9.md`` and ``caf\\xe8.md``,
-    Latin-1 names), and say which byte is wrong. A name that is valid UTF-8 is left as it is.
-    """
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def _relative(path: Path, docs: Path) -> str:
     return readable(path.relative_to(docs).as_posix())
 
@@ -110,13 +114,22 @@ def _not_regular(mode: int) -> str | None:
 def discover(
     docs: Path, excludes: Sequence[str] = (), excluded: list[str] | None = None
 ) -> tuple[list[Path], list[Skipped]]:
+    """The paths of the Markdown files ``list_files`` finds, and what was passed over."""
+    listed, skipped = list_files(docs, excludes, excluded)
+    return [item.path for item in listed], skipped
+
+
+def list_files(
+    docs: Path, excludes: Sequence[str] = (), excluded: list[str] | None = None
+) -> tuple[list[Listed], list[Skipped]]:
     """Markdown files under ``docs`` sorted by relative POSIX path, and what was passed over.
 
     Hidden files and folders are skipped silently, excluded ones too (appended to ``excluded``
     when given: folders with a trailing ``/``, not entered). Symlinked folders are not
-    followed (no loops, nothing outside the root); a symlinked file is read only when it points
-    to a file inside the docs root; a symlink loop is skipped. FIFOs, sockets and devices are
-    skipped too (only ``stat`` is called on them: opening a FIFO would block).
+    followed (no loops, nothing outside the root); a symlinked file is read only when it leads
+    to a file inside the docs root that is neither hidden nor excluded (the rules apply to where
+    a link leads, not only to its name); a symlink loop is skipped. FIFOs, sockets and devices
+    are skipped too (only ``stat`` is called on them: opening a FIFO would block).
 
     Raises ``DocsError`` when the path of ``docs`` itself is not valid UTF-8 (the index records
     it), before anything is read.
@@ -129,7 +142,7 @@ def discover(
             "(the index records it); rename the folder or one above it"
         )
     spec = exclude_spec(docs, excludes)
-    found: list[Path] = []
+    found: list[Listed] = []
     skipped: list[Skipped] = []
     for current, dirs, files in os.walk(docs):
         base = Path(current)
@@ -157,40 +170,60 @@ def discover(
                 if excluded is not None:
                     excluded.append(relative)
                 continue
-            if path.is_symlink():
-                target = Path(os.path.realpath(path))  # unlike Path.resolve, never raises on a loop
-                if not target.is_relative_to(root):
-                    skipped.append(Skipped(relative, "symlink to outside the docs folder, not followed"))
-                    continue
-            try:
-                reason = _not_regular(path.stat().st_mode)
-            except OSError as exc:
-                # a loop (a.md -> b.md -> a.md) is skipped here; read_source says why others fail
-                reason = "symlink loop, not followed" if exc.errno == errno.ELOOP else None
-            if reason:
-                skipped.append(Skipped(relative, reason))
-                continue
-            found.append(path)
+            listed = _listed(path, docs, root, spec)
+            if isinstance(listed, Skipped):
+                skipped.append(listed)
+            else:
+                found.append(listed)
     return _one_per_name(found, docs, skipped), skipped
 
 
-def _one_per_name(paths: list[Path], docs: Path, skipped: list[Skipped]) -> list[Path]:
-    """``paths`` sorted by name; of files that get the same name (see ``readable``: a name that
+def _listed(path: Path, docs: Path, root: Path, spec) -> Listed | Skipped:
+    """A file the walk met (not hidden, not excluded by its name), or why it is not read."""
+    relative = _relative(path, docs)
+    target = path.relative_to(docs).parts
+    if path.is_symlink():
+        real = Path(os.path.realpath(path))  # unlike Path.resolve, never raises on a loop
+        if not real.is_relative_to(root):
+            return Skipped(relative, "symlink to outside the docs folder, not followed")
+        target = real.relative_to(root).parts
+        if reason := refused_target(target, spec, readable):
+            return Skipped(relative, reason)
+    try:
+        info = path.stat()
+    except OSError as exc:
+        # a loop (a.md -> b.md -> a.md) is skipped here; read_source says why others fail
+        if exc.errno == errno.ELOOP:
+            return Skipped(relative, "symlink loop, not followed")
+        return Listed(path, target)
+    if reason := _not_regular(info.st_mode):
+        return Skipped(relative, reason)
+    return Listed(path, target)
+
+
+def _too_big(size: int) -> str | None:
+    if size <= LARGEST_FILE_BYTES:
+        return None
+    return f"larger than {LARGEST_FILE_BYTES // 2**20} MiB ({size / 2**20:.1f} MiB), not read"
+
+
+def _one_per_name(listed: list[Listed], docs: Path, skipped: list[Skipped]) -> list[Listed]:
+    """``listed`` sorted by name; of files that get the same name (see ``readable``: a name that
     is not UTF-8 and one with a literal ``\\xNN`` in it) the first valid UTF-8 one is kept, the
     others skipped under a name no file can have (a Python bytes literal)."""
-    by_name: dict[str, list[Path]] = {}
-    for path in sorted(paths, key=lambda p: os.fsencode(p)):
-        by_name.setdefault(_relative(path, docs), []).append(path)
+    by_name: dict[str, list[Listed]] = {}
+    for item in sorted(listed, key=lambda item: os.fsencode(item.path)):
+        by_name.setdefault(_relative(item.path, docs), []).append(item)
     kept = []
     for name, same in sorted(by_name.items()):
-        same.sort(key=lambda p: p.relative_to(docs).as_posix() != name)  # a valid UTF-8 name first
+        same.sort(key=lambda item: item.path.relative_to(docs).as_posix() != name)  # valid UTF-8 first
         kept.append(same[0])
         skipped += [
             Skipped(
-                repr(os.fsencode(p.relative_to(docs))),
+                repr(os.fsencode(item.path.relative_to(docs))),
                 f"its name is not UTF-8 and reads {name}, as another file's does",
             )
-            for p in same[1:]
+            for item in same[1:]
         ]
     return kept
 
@@ -255,24 +288,37 @@ def _decode(raw: bytes) -> tuple[str, str | None]:
     return text, warning
 
 
-def read_source(path: Path, docs: Path) -> SourceFile | Skipped:
+def read_source(path: Path, docs: Path, target: Sequence[str] | None = None) -> SourceFile | Skipped:
     """Read one file (UTF-8, or UTF-16/UTF-32 with a BOM); undecodable bytes are replaced (and
-    reported), unreadable or binary files skipped.
+    reported), unreadable, binary or too big files skipped.
 
-    The file is opened without blocking and checked to be a regular file before it is read: a
-    FIFO put in place after ``discover`` is skipped too, not waited on.
+    ``target``: where the file leads, as ``list_files`` checked it (None: found now, and read
+    only if inside the docs folder). That path is opened with no symlink followed (see
+    ``beneath``): a link swapped in since the listing is skipped, never read. The file is opened
+    without blocking and checked to be a regular file before it is read: a FIFO put in place
+    after ``discover`` is skipped too, not waited on.
     """
     relative = _relative(path, docs)
+    root = Path(os.path.realpath(docs))
+    if target is None:
+        real = Path(os.path.realpath(path))
+        if not real.is_relative_to(root) or real == root:
+            return Skipped(relative, "symlink to outside the docs folder, not followed")
+        target = real.relative_to(root).parts
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as handle:
+        with os.fdopen(open_beneath(root, target), "rb") as handle:
             info = os.fstat(handle.fileno())
-            reason = _not_regular(info.st_mode)
-            if reason:
+            if reason := _not_regular(info.st_mode):
                 return Skipped(relative, reason)
-            raw = handle.read()
+            if reason := _too_big(info.st_size):  # recorded with its size: changed_files sees it
+                return Skipped(relative, reason, info.st_size, info.st_mtime_ns)
+            raw = handle.read(LARGEST_FILE_BYTES + 1)
+    except LinkInTheWay:
+        return Skipped(relative, "a symlink was put on its path while it was being indexed, not followed")
     except OSError as exc:
         return Skipped(relative, f"cannot read ({exc.strerror or exc})")
+    if reason := _too_big(len(raw)):  # it grew since fstat
+        return Skipped(relative, reason, info.st_size, info.st_mtime_ns)
     try:
         text, warning = _decode(raw)
     except _NotText as exc:

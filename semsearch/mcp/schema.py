@@ -9,6 +9,8 @@ from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticKnownError
 from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only from Python 3.12
 
+from semsearch.defaults import MODES
+
 MAX_K = 50
 """More passages than this would flood the model's context for little gain."""
 MAX_LISTED_FILES = 200
@@ -134,7 +136,7 @@ Question = Annotated[
 ]
 K = Annotated[int, Field(ge=1, le=MAX_K, description="How many passages at most."), NOT_BOOLEAN]
 Mode = Annotated[
-    Literal["hybrid", "dense", "keyword"],
+    Literal[MODES],
     Field(
         description="hybrid (default): by meaning, plus exact words when the question names a "
         "number, code or quoted phrase; dense: by meaning only; keyword: exact words only (BM25)."

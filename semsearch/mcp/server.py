@@ -24,22 +24,29 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from semsearch import __version__
 from semsearch.collection import Collection
+from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
-from semsearch.errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
+from semsearch.errors import (
+    IndexCorruptError,
+    IndexMissingError,
+    MetaUnreadableError,
+    SemsearchError,
+    path_problem,
+)
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.hints import build_command, command_to_build
-from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.frontmatter import fields_seen, fields_unread
 from semsearch.ingest.sources import docs_relative
 from semsearch.store.passages import file_chunks, in_lines, in_section
 from semsearch.store.records import with_text, without_text
+from semsearch.util.printable import safe_line
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
@@ -53,13 +60,13 @@ except ImportError as exc:  # not installed, or version 1 (no mcpserver)
     ) from exc
 
 from semsearch.mcp.arguments import argument_problems, unknown_arguments
+from semsearch.mcp.pages import page
 from semsearch.mcp.schema import (
     MAX_LISTED_FILES,
     EndLine,
     IndexInfo,
     K,
     Mode,
-    Passage,
     PassageResult,
     Paths,
     Question,
@@ -72,9 +79,6 @@ from semsearch.mcp.schema import (
     Where,
 )
 
-MAX_PASSAGE_CHARS = 20_000
-"""What ``get_passage`` returns at most (about 5,000 tokens), but for a single line longer than
-that, which comes whole; it says where to continue."""
 UNKNOWN_DOCS = "<your docs folder>"
 """Stands for the documents folder in a suggested command when the index does not tell it."""
 STALE_CHECK_SECONDS = 2.0
@@ -127,7 +131,12 @@ class Library:
     # The tools
 
     def search(
-        self, question: Question, k: K = 5, mode: Mode = "hybrid", paths: Paths = (), where: Where = ()
+        self,
+        question: Question,
+        k: K = DEFAULT_K,
+        mode: Mode = DEFAULT_MODE,
+        paths: Paths = (),
+        where: Where = (),
     ) -> SearchResult:
         with self._call() as collection:
             answer = collection.search(question, k, mode=mode, paths=paths, where=where)
@@ -176,7 +185,7 @@ class Library:
                 chunks = in_section(chunks, source, section)
             if start_line is not None or end_line is not None:
                 chunks = in_lines(collection.index, chunks, source, start_line, end_line)
-            passages, next_start_line = _page(chunks)
+            passages, next_start_line = page(chunks)
             changed = source in self._changed_files(collection)
         return PassageResult(
             source=source,
@@ -209,7 +218,7 @@ class Library:
             without_text=empty[:MAX_LISTED_FILES],
             chunks=len(index.chunks),
             model=index.model,
-            margin=round(index.min_score, 4),
+            margin=round(index.gate.margin, 4),
             margin_origin=origin,
             built_at=meta.get("built_at"),
             semsearch_version=meta.get("semsearch_version"),
@@ -223,19 +232,24 @@ class Library:
 
     @contextmanager
     def _call(self) -> Iterator[Collection]:
-        """One call at a time, on the index as it is now; library errors become tool errors."""
+        """One call at a time, on the index as it is now; library errors become tool errors, and
+        so does a path too long for the system (a reason, not a logged traceback)."""
         with self._lock:
             try:
                 yield self._current()
             except SemsearchError as exc:
                 raise ToolError(self._message(exc)) from exc
+            except OSError as exc:
+                if (problem := path_problem(exc)) is None:
+                    raise
+                raise ToolError(problem) from None
 
     def _current(self) -> Collection:
         stamp = _stamp(self.path)
         if self._collection is not None and stamp is not None and stamp == self._stamp:
             return self._collection
         if self._collection is not None:
-            print(f"semsearch: {self.path} changed on disk; reopening it", file=sys.stderr)
+            print(f"semsearch: {safe_line(str(self.path))} changed on disk; reopening it", file=sys.stderr)
             self._collection.close()
             self._collection = None
         collection = Collection(self.path, embedder=self._embedder)
@@ -304,30 +318,6 @@ def _indexed_name(collection: Collection, source: str) -> str:
     return docs_relative(source, Path(collection.index.meta["docs_root"]))
 
 
-def _page(chunks: Iterable[Chunk]) -> tuple[list[Passage], int | None]:
-    """The passages of one page, and the line the next page starts at (None: this is the last).
-    A page stops before the chunk that would take it past ``MAX_PASSAGE_CHARS``, but never inside
-    a line: a chunk that starts on a line the page already reaches joins it, past the cap if need
-    be. So the next page, which starts at a whole line, repeats nothing and always moves on, even
-    through a line longer than the cap (a paragraph without line breaks, split into chunks that
-    all start and end on it)."""
-    passages: list[Passage] = []
-    size, reached = 0, 0
-    for chunk in chunks:
-        if passages and size + len(chunk.text) > MAX_PASSAGE_CHARS and chunk.start_line > reached:
-            return passages, chunk.start_line
-        passages.append(_passage(chunk))
-        size += len(chunk.text)
-        reached = max(reached, chunk.end_line)
-    return passages, None
-
-
-def _passage(chunk: Chunk) -> Passage:
-    return Passage(
-        section=chunk.section, start_line=chunk.start_line, end_line=chunk.end_line, text=chunk.text
-    )
-
-
 def _instructions(path: Path) -> str:
     """What the server offers, naming the documents when the index already exists."""
     from semsearch.store.folder import peek_meta
@@ -386,7 +376,7 @@ def serve(index: str | Path) -> None:
     """Serve the index at ``index`` over stdio until the client closes the connection."""
     library = Library(index)
     server = create_server(library)
-    print(f"semsearch: MCP server on stdio for the index at {library.path}", file=sys.stderr)
+    print(f"semsearch: MCP server on stdio for the index at {safe_line(str(library.path))}", file=sys.stderr)
     try:
         server.run("stdio")
     finally:

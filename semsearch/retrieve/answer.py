@@ -35,6 +35,9 @@ class Answer:
     """The cosine of the first-ranked passage, passed or not (None: none was ranked): what the
     decision read, and how close a refused question came. In dense mode the highest cosine;
     where keywords ranked the passages, a passage further down may score higher."""
+    unheld: tuple[str, ...] = ()
+    """Everything the question names verbatim, when no indexed file holds any of it: the gate
+    refused the question for that (see ``gate.decision.decide``)."""
 
     @property
     def answered(self) -> bool:
@@ -62,6 +65,8 @@ class Answer:
             return f"{len(self.hits)} passage(s) reach {rule}"
         if self.best_score is None and self.mode == "keyword":  # nothing to read a cosine of
             return "no passage holds any word of the question (keyword search ranks only those that do)"
+        if self.unheld:
+            return f"the indexed documents never mention {', '.join(self.unheld)}"
         best = "" if self.best_score is None else f"; the first-ranked passage scores {self.best_score:.3f}"
         return f"no passage reaches {rule}{best}; the indexed documents seem not to cover it"
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from semsearch.errors import IndexCorruptError, UsageError
 from semsearch.ingest.frontmatter import Scalar, Value, fields_seen
+from semsearch.ingest.patterns import check_patterns
 from semsearch.ingest.sources import docs_relative
 
 _CONDITION = re.compile(r"\s*([^\s<>=!]+)\s*(<=|>=|!=|==|=|<|>)\s*(.*?)\s*", re.S)
@@ -183,6 +184,7 @@ def allowed_rows(
 def _matching_paths(files: dict[str, dict], paths: Sequence[str], root: Path) -> set[str]:
     import pathspec
 
+    check_patterns(paths, "the path pattern")
     spec = pathspec.GitIgnoreSpec.from_lines([docs_relative(pattern, root) for pattern in paths])
     return {source for source in files if spec.match_file(source)}
 

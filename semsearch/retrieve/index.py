@@ -9,34 +9,25 @@ per-file fingerprints, thresholds), ``offtopic.npy`` (query vectors of the off-t
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from semsearch.defaults import DEFAULT_MODE, MODES
 from semsearch.encode.keywords import KeywordIndex
 from semsearch.errors import IndexCorruptError, UsageError
-from semsearch.gate.bank import NO_LANGUAGE, bank_sha256
-from semsearch.gate.threshold import (
-    EVIDENCE_PASSAGES,
-    RULES,
-    Rule,
-    answer_threshold,
-    background_similarity,
-    baseline,
-    coverages,
-    is_answer,
-    language_centroids,
-    nearest_languages,
-)
+from semsearch.gate.bank import bank_sha256
+from semsearch.gate.decision import Gate, Verdict
+from semsearch.gate.threshold import is_answer
 from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
 from semsearch.retrieve.answer import Answer, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
 from semsearch.retrieve.search import (
-    MODES,
     Hit,
     code_names,
     fuse,
@@ -69,10 +60,7 @@ class Index:
     """What the index was when read from disk (see ``store.update_meta``); None when made in memory."""
     _masks: dict = field(default_factory=dict, repr=False, compare=False)
     """The last few filters' row masks (``allowed_rows``): computed once for many questions."""
-    _languages: tuple[list[str], np.ndarray] | None = field(default=None, repr=False, compare=False)
-    """The bank languages' centroids (``language_offset``), computed on first use."""
-    _in_language: np.ndarray | None = field(default=None, repr=False, compare=False)
-    """The background without the inputs in no language (``background_for``), on first use."""
+    _gate: Gate | None = field(default=None, init=False, repr=False, compare=False)
 
     def verify(self) -> None:
         """Raise IndexCorruptError unless every chunk is the one the build wrote (reads the whole
@@ -98,85 +86,15 @@ class Index:
     def model(self) -> str:
         return self.meta["model"]["spec"]
 
-    @property
-    def rule(self) -> Rule | None:
-        """The relevance rule the index's cut was derived for (None: a cosine floor, built before
-        the relevance rule; see ``threshold``)."""
-        return RULES.get(self.meta["min_score"].get("gate"))
-
-    @property
-    def legacy_gate(self) -> bool:
-        return self.rule is None
-
-    @property
-    def min_score(self) -> float:
-        """The cut in force: the calibrated one (``eval --calibrate``) if any and made for this
-        index's rule, else the build-time one."""
-        calibrated = self.meta.get("calibrated")
-        if calibrated and calibrated.get("gate") == self.meta["min_score"].get("gate"):
-            return float(calibrated["value"])
-        return float(self.meta["min_score"]["value"])
-
     def cosines(self, query_vector: np.ndarray) -> np.ndarray:
         return self.vectors @ np.asarray(query_vector, dtype=self.vectors.dtype).reshape(-1)
 
-    def baseline(
-        self,
-        question: str,
-        query_vector: np.ndarray,
-        cosine: np.ndarray | None = None,
-        allowed: np.ndarray | None = None,
-    ) -> float:
-        """What the question's best cosine must exceed beyond the cut (see ``threshold``); its
-        word evidence is read only in the rows ``allowed`` (the files searched)."""
-        similarity = background_similarity(query_vector, self.background_for(question), self.legacy_gate)
-        rule = self.rule
-        if rule is None:
-            return similarity
-        coverage = 0.0
-        cosine = self.cosines(query_vector) if cosine is None and rule.evidence_weight else cosine
-        if rule.evidence_weight and len(self.chunks) and (allowed is None or allowed.any()):
-            searched = cosine if allowed is None else np.where(allowed, cosine, -np.inf)
-            count = min(EVIDENCE_PASSAGES, int(np.isfinite(searched).sum()))
-            best = np.argpartition(-searched, count - 1)[:count]
-            coverage = coverages(self.keywords, [question], best[None, :], self.chunks)[0]
-        offset = self.language_offset(query_vector) if rule.language_weight else 0.0
-        return float(baseline(rule, similarity, coverage, offset))
-
     @property
-    def bank_languages(self) -> list[str] | None:
-        """The language of each bank row, as its build recorded them (None before gate 4)."""
-        languages = self.meta.get("offtopic", {}).get("languages")
-        return languages if isinstance(languages, list) and len(languages) == len(self.offtopic) else None
-
-    def background_for(self, question: str) -> np.ndarray:
-        """The bank questions ``question`` is compared with: the bank's inputs in no language
-        (``asdf``, ``test``) only when none of its words occurs in the documents, so that a
-        one-word search for a term the documents use is not taken for keyboard mash."""
-        languages = self.bank_languages
-        if languages is None or self.keywords is None or not self.keywords.holds_any_word_of(question):
-            return self.background
-        if self._in_language is None:
-            rows = [r for r in self.meta["offtopic"]["background_rows"] if languages[r] != NO_LANGUAGE]
-            self._in_language = np.asarray(self.offtopic[rows])
-        return self._in_language
-
-    def language_offset(self, query_vector: np.ndarray) -> float:
-        """The offset of the question's language on this corpus (0 when its build measured none;
-        see ``threshold.language_offsets``)."""
-        offsets = self.meta["min_score"].get("language_offsets")
-        languages = self.bank_languages
-        if not offsets or languages is None:
-            return 0.0
-        if self._languages is None:
-            self._languages = language_centroids(self.offtopic, languages)
-        names, centroids = self._languages
-        language = nearest_languages(np.reshape(query_vector, (1, -1)), names, centroids)[0]
-        return float(offsets.get(language, 0.0))
-
-    def answer_threshold(self, baseline: float, cut: float | None = None) -> float:
-        """The cosine a passage must reach for a question with this baseline."""
-        return answer_threshold(self.min_score if cut is None else cut, baseline, self.legacy_gate)
+    def gate(self) -> Gate:
+        """The no-answer gate as this index's build recorded it (made anew after ``update_meta``)."""
+        if self._gate is None:
+            self._gate = Gate(self.meta, self.offtopic, self.background, self.chunks, self.keywords)
+        return self._gate
 
     @property
     def corpus_language(self) -> str | None:
@@ -188,6 +106,7 @@ class Index:
             raise UsageError("this index was not read from disk")
         self.meta = update_meta(self.path, self.identity, self.meta, change)
         self._masks.clear()
+        self._gate = None
 
     def identifier_rows(self, question: str) -> np.ndarray:
         """Rows whose chunk contains a code the question names verbatim (see ``identifiers``),
@@ -236,7 +155,7 @@ class Index:
         question: str,
         query_vector: np.ndarray,
         k: int,
-        mode: str = "hybrid",
+        mode: str = DEFAULT_MODE,
         paths: Sequence[str] = (),
         where: Sequence[str | Condition] = (),
         cosine: np.ndarray | None = None,
@@ -306,7 +225,7 @@ class Index:
         query_vector: np.ndarray,
         k: int,
         min_score: float | None = None,
-        mode: str = "hybrid",
+        mode: str = DEFAULT_MODE,
         paths: Sequence[str] = (),
         where: Sequence[str | Condition] = (),
     ) -> Answer:
@@ -324,14 +243,21 @@ class Index:
         answers). Below it, only the passages that pass are shown.
         """
         cosine = self.cosines(query_vector)
-        own_baseline = None
-        threshold = min_score
-        if threshold is None:
-            own_baseline = self.baseline(question, query_vector, cosine, self.allowed_rows(paths, where))
-            threshold = self.answer_threshold(own_baseline)
+        allowed = self.allowed_rows(paths, where)
         ranked = self.ranked(question, query_vector, k, mode, paths, where, cosine)
-        answered = bool(ranked) and is_answer(ranked[0].score, ranked[0].exact, threshold)
-        found = [r for r in ranked if is_answer(r.score, r.exact, threshold)] if answered else []
+        first_score, first_exact = (ranked[0].score, ranked[0].exact) if ranked else (None, False)
+        named = self.named_rows(question)
+        unheld = all_unheld(named)
+        own_baseline = None
+        if min_score is None:
+            own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
+            verdict = self.gate.decide(first_score, first_exact, own_baseline, bool(unheld))
+        else:  # the user's own cosine cutoff
+            verdict = Verdict(
+                min_score, first_score is not None and is_answer(first_score, first_exact, min_score)
+            )
+        threshold = verdict.threshold
+        found = [r for r in ranked if is_answer(r.score, r.exact, threshold)] if verdict.answered else []
         hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
         return Answer(
             question,
@@ -340,32 +266,66 @@ class Index:
             own_baseline,
             mode,
             fused=fuses(mode, question),
-            missing=tuple(missing := self.missing_outside(question, self.allowed_rows(paths, where))),
+            missing=tuple(missing := self.missing_outside(named, allowed)),
             missing_elsewhere={name: files for name, files in missing.items() if files},
             best_score=ranked[0].score if ranked else None,
+            unheld=unheld if min_score is None else (),
         )
 
-    def missing_outside(self, question: str, allowed: np.ndarray | None = None) -> dict[str, list[str]]:
+    def named_rows(self, question: str) -> list[tuple[str, np.ndarray]]:
         """The codes, references and names as code writes them that ``question`` names verbatim
-        (see ``identifier_rows``) that no row where ``allowed`` holds, each with the files
-        outside ``allowed`` that do (a code asked about under ``--path`` may sit in a file not
-        searched); none without a keyword index. A code name counts as held by the rows that
-        write it or lie under a heading naming it: asked about ``tasks.delete()``, a passage on
-        ``tasks.archive()`` ranks first, and the reader is told it is not the one asked about."""
+        (see ``identifier_rows``), each with the rows that hold it; none without a keyword index.
+        A code name counts as held by the rows that write it or lie under a heading naming it."""
         keywords = self.keywords
         if keywords is None:
-            return {}
+            return []
         named = [(code, keywords.rows_with(code)) for code in identifiers(question)]
         named += [(" ".join(parts), keywords.rows_with_all(parts)) for parts in references(question)]
         named += [
             (name, np.union1d(keywords.rows_with(name), keywords.rows_named(name)))
             for name in code_names(question)
         ]
+        return named
+
+    def missing_outside(
+        self, named: list[tuple[str, np.ndarray]], allowed: np.ndarray | None = None
+    ) -> dict[str, list[str]]:
+        """Those of ``named`` (see ``named_rows``) that no row where ``allowed`` holds, each with
+        the files outside ``allowed`` that do (a code asked about under ``--path`` may sit in a
+        file not searched): asked about ``tasks.delete()``, a passage on ``tasks.archive()``
+        ranks first, and the reader is told it is not the one asked about."""
         found: dict[str, list[str]] = {}
         for name, rows in named:
             if name not in found and not (len(rows) if allowed is None else allowed[rows].any()):
                 found[name] = sorted({self.chunks[int(row)].source for row in rows})
         return found
+
+
+def all_unheld(named: list[tuple[str, np.ndarray]]) -> tuple[str, ...]:
+    """The salient names the question asks about when the indexed folder holds nothing it names
+    (else none): evidence that the folder is not about what is asked (another framework's
+    ``ActionMailer``). Only names no sentence writes count (see ``is_salient``): a year range,
+    a Chinese phrase with a date, an inflected brand name (``iPadzie``) are no such evidence."""
+    if any(len(rows) for _, rows in named):
+        return ()
+    return tuple(dict.fromkeys(name for name, _ in named if is_salient(name)))
+
+
+_SALIENT_MARKS = re.compile(r"[._()]|[A-Z][a-z0-9]+[A-Z]")
+
+
+def is_salient(name: str) -> bool:
+    """An ASCII name as code or a catalogue writes it: capitals or short letter runs with digits
+    (``PAY-517``, ``v2``; not ``130-metrowy``), a dot,
+    underscore or call (``events.once``, ``max_size``), two capitalised parts (``ActionMailer``),
+    or a legal reference (``§ 99``)."""
+    if name.startswith(("§", "art.")):
+        return True
+    if not name.isascii():
+        return False
+    words = re.findall(r"[A-Za-z]+", name)
+    code = any(c.isdigit() for c in name) and words and all(w.isupper() or len(w) <= 2 for w in words)
+    return bool(code) or bool(_SALIENT_MARKS.search(name))
 
 
 def fuses(mode: str, question: str) -> bool:

@@ -96,9 +96,6 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[order]
 
 
-MODES = ("hybrid", "dense", "keyword")
-
-
 def fuse(cosine: np.ndarray, keyword: np.ndarray) -> np.ndarray:
     """Dense and BM25 scores on one scale, equally weighted.
 

@@ -67,7 +67,8 @@ def in_lines(
     index: Index, chunks: Iterable[Chunk], source: str, start: int | None, end: int | None
 ) -> list[Chunk]:
     """The chunks' text on lines ``start``..``end`` (either open), each cut to those lines."""
-    low, high = start or 1, end or sys.maxsize
+    low = start or 1
+    high = end if end is not None else max(low, sys.maxsize)  # a start past any file: "lines from"
     if high < low:
         raise UsageError(f"end_line {end} is before start_line {start}")
     listed = list(chunks)

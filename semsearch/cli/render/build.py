@@ -11,7 +11,7 @@ from semsearch.cli.render.output import _say, console, counted, files_counted, n
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Step
-    from semsearch.build.pipeline import BuildReport
+    from semsearch.build.report import BuildReport
     from semsearch.store.records import FileOutcome
 
 
@@ -52,7 +52,7 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
         ("Indexed", "green"),
         f" {files} into {counted(report.chunks, 'chunk')} in {report.seconds:.1f} s"
         f" → {where}/ ({_files_changed(report)}; {counted(report.embedded, 'chunk')} embedded{resumed}; "
-        f"no-answer margin {report.min_score:+.3f})",
+        f"no-answer margin {report.margin:+.3f})",
     )
 
 
@@ -113,7 +113,7 @@ def build_json(report: BuildReport) -> dict:
         "files": report.files,
         "chunks": report.chunks,
         "seconds": round(report.seconds, 3),
-        "margin": None if report.dry_run and not report.up_to_date else round(report.min_score, 6),
+        "margin": None if report.dry_run and not report.up_to_date else round(report.margin, 6),
         "new": report.changes.new,
         "changed": report.changes.changed,
         "removed": report.changes.removed,

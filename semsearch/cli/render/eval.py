@@ -24,8 +24,8 @@ def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
         "k": report.k,
         "gate": {
             "rule": gate_rule(report.legacy_gate),
-            "value": round(report.min_score, 6),
-            "suggested": _round(report.suggested_min_score),
+            "value": round(report.margin, 6),
+            "suggested": _round(report.suggested_margin),
         },
         "calibrated": calibrated,
         "by_kind": report.by_kind,
@@ -62,7 +62,7 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
     from rich.table import Table
 
     m = report.metrics
-    suggested = report.suggested_min_score
+    suggested = report.suggested_margin
     recall = m.get("recall") or {}
     shown_in_recall = str(report.k) in recall and set(recall) - {"1", "3"}
     topk = (
@@ -135,7 +135,7 @@ def _miss_score(result: QuestionResult) -> str:
 def _cut_words(report: EvalReport, value: float | None = None) -> str:
     """The cut as ``info`` names it: a margin over each question's baseline (a cosine floor for
     an index built before the relevance rule)."""
-    value = report.min_score if value is None else value
+    value = report.margin if value is None else value
     if value is None:
         return "margin —"
     if report.legacy_gate:

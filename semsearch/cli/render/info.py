@@ -56,10 +56,10 @@ def _budget_words(data: dict) -> str:
 def gate_json(index: Index) -> dict:
     """The no-answer gate in force: what its number is, and where it comes from."""
     calibrated = index.meta.get("calibrated")
-    in_force = calibrated if calibrated and index.min_score == calibrated.get("value") else None
+    in_force = calibrated if calibrated and index.gate.margin == calibrated.get("value") else None
     return {
-        "rule": gate_rule(index.legacy_gate),
-        "value": round(index.min_score, 6),
+        "rule": gate_rule(index.gate.legacy),
+        "value": round(index.gate.margin, 6),
         "origin": "calibrate" if in_force else "build",
         "calibrated_on": in_force.get("questions") if in_force else None,
     }

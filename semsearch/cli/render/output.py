@@ -3,7 +3,9 @@
 User text (paths, headings, snippets, questions, error messages) is never read as Rich markup:
 the consoles parse no markup and no emoji codes, and styled output is built from ``(text,
 style)`` pairs into ``rich.text.Text`` (see ``_line``). A file named ``[bold]x.md`` prints as
-that name, and a path like ``[/x]`` cannot break the printing of an error.
+that name, and a path like ``[/x]`` cannot break the printing of an error. Nor is it read by
+the terminal: every line printed here shows control characters and bidi overrides escaped
+(``printable``: a heading with ``ESC [2J`` cannot clear the screen). JSON keeps the real text.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from semsearch.ingest.sources import readable
+from semsearch.util.printable import printable, readable, safe_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -50,11 +52,13 @@ def console(stderr: bool = False) -> Console:
 
 def _line(*parts: Part) -> Text:
     """One line of literal text: styles come from the pairs, never from the text itself (no
-    markup, no emoji codes), and name bytes that are not UTF-8 are escaped (see ``readable``)."""
+    markup, no emoji codes), and name bytes that are not UTF-8 (``readable``), control characters
+    and line feeds (``printable``) are escaped: nothing in it can steer the terminal or start a
+    line of its own."""
     from rich.text import Text
 
     return Text.assemble(
-        *(readable(part) if isinstance(part, str) else (readable(part[0]), part[1]) for part in parts)
+        *(safe_line(part) if isinstance(part, str) else (safe_line(part[0]), part[1]) for part in parts)
     )
 
 
@@ -113,13 +117,25 @@ def results_output() -> Iterator[None]:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(_readable_data(data), ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json.dumps(_readable_data(data), ensure_ascii=_ascii_only(), indent=2) + "\n")
 
 
 def print_json_lines(rows: Iterable[Any]) -> None:
     """One compact JSON object per line (``jq -c``-style), for pipes."""
+    ascii_only = _ascii_only()
     for row in rows:
-        sys.stdout.write(json.dumps(_readable_data(row), ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(_readable_data(row), ensure_ascii=ascii_only) + "\n")
+
+
+def _ascii_only() -> bool:
+    """JSON's own ``\\uXXXX`` escapes when stdout's encoding is not a Unicode one
+    (``PYTHONIOENCODING=ascii``): still the real text, as any JSON reader reads it."""
+    import codecs
+
+    try:
+        return not codecs.lookup(sys.stdout.encoding or "ascii").name.startswith("utf")
+    except LookupError:
+        return True
 
 
 def _readable_data(data: Any) -> Any:
@@ -201,6 +217,7 @@ def _decision(result: Answer) -> dict:
     return {
         "missing": list(result.missing),
         "missing_elsewhere": result.missing_elsewhere,
+        "unheld": list(result.unheld),
         "threshold": round(result.threshold, 6),
         "best_score": None if result.best_score is None else round(result.best_score, 6),
     }
@@ -238,8 +255,11 @@ def _given(prompt: Prompt, number: int) -> dict:
 
 
 def print_prompt(prompt: Prompt) -> None:
-    """The prompt alone on stdout (ready to pipe or paste); a note on stderr when sources were cut."""
-    sys.stdout.write(prompt.text)
+    """The prompt alone on stdout (ready to pipe or paste); a note on stderr when sources were cut.
+    Piped, it is the documents' real text, for a model; on a terminal, its control characters
+    are escaped as everywhere else (``printable``)."""
+    text = readable(prompt.text)
+    sys.stdout.write(printable(text, lines=True) if sys.stdout.isatty() else text)
     if prompt.left_out:
         warning(
             f"{prompt.left_out:,} more source(s) did not fit --max-context-tokens "
@@ -301,9 +321,16 @@ def print_result(result: Answer, full: bool = False) -> None:
 
 
 def question_cut(asked: str, searched: str, limit: int) -> None:
+    """Say how much of a question longer than the model reads is searched: in words, or in
+    characters when the cut fell inside its only or last word (a "word" of 3,000 letters)."""
+    words, total = len(searched.split()), len(asked.split())
+    kept = (
+        f"{words:,} of its {total:,} words"
+        if words < total
+        else f"{len(searched):,} of its {len(asked):,} characters"
+    )
     warning(
-        f"the question was cut to the model's {limit}-token input limit: the first "
-        f"{len(searched.split()):,} of its {len(asked.split()):,} words are searched"
+        f"the question is longer than the model reads ({limit} tokens): only its first {kept} are searched"
     )
 
 

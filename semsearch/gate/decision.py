@@ -1,0 +1,138 @@
+"""The no-answer decision of one index: what a question's first passage must reach, and whether
+it does. ``ask`` (``retrieve.index``), ``eval``, MCP and the bench all decide through ``decide``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from semsearch.encode.keywords import KeywordIndex
+from semsearch.gate.bank import NO_LANGUAGE
+from semsearch.gate.threshold import (
+    EVIDENCE_PASSAGES,
+    RULES,
+    Rule,
+    answer_threshold,
+    background_similarity,
+    baseline,
+    coverages,
+    is_answer,
+    language_centroids,
+    nearest_languages,
+)
+from semsearch.ingest.chunking import Chunk
+
+
+@dataclass(frozen=True)
+class Verdict:
+    threshold: float
+    """The cosine the first passage had to reach."""
+    answered: bool
+
+
+def decide(
+    first_score: float | None,
+    first_exact: bool,
+    own_baseline: float,
+    margin: float,
+    legacy: bool,
+    names_unheld: bool = False,
+) -> Verdict:
+    """The one decision rule: the first-ranked passage answers when it reaches the margin plus the
+    question's baseline (see ``threshold``), or holds what the question names verbatim; never
+    when everything the question names verbatim is in no indexed file (``names_unheld``)."""
+    threshold = answer_threshold(margin, own_baseline, legacy)
+    answered = first_score is not None and is_answer(first_score, first_exact, threshold)
+    return Verdict(threshold, answered and not names_unheld)
+
+
+@dataclass
+class Gate:
+    """The gate's inputs as one index's build recorded them, and the per-question baseline."""
+
+    meta: dict
+    offtopic: np.ndarray
+    """Query vectors of the whole off-topic bank."""
+    background: np.ndarray
+    """The bank questions kept as the background of the no-answer rule."""
+    chunks: Sequence[Chunk]
+    keywords: KeywordIndex | None
+    _languages: tuple[list[str], np.ndarray] | None = field(default=None, repr=False)
+    """The bank languages' centroids (``language_offset``), computed on first use."""
+    _in_language: np.ndarray | None = field(default=None, repr=False)
+    """The background without the inputs in no language (``background_for``), on first use."""
+
+    @property
+    def rule(self) -> Rule | None:
+        """The relevance rule the index's cut was derived for (None: a cosine floor, built before
+        the relevance rule; see ``threshold``)."""
+        return RULES.get(self.meta["min_score"].get("gate"))
+
+    @property
+    def legacy(self) -> bool:
+        return self.rule is None
+
+    @property
+    def margin(self) -> float:
+        """The margin in force (the index's gate value; ``threshold`` calls it the cut): the
+        calibrated one (``eval --calibrate``) if made for this index's rule, else the build's."""
+        calibrated = self.meta.get("calibrated")
+        if calibrated and calibrated.get("gate") == self.meta["min_score"].get("gate"):
+            return float(calibrated["value"])
+        return float(self.meta["min_score"]["value"])
+
+    def baseline(
+        self, question: str, query_vector: np.ndarray, cosine: np.ndarray, allowed: np.ndarray | None = None
+    ) -> float:
+        """What the question's best cosine must exceed beyond the cut (see ``threshold``); its
+        word evidence is read only in the rows ``allowed`` (the files searched)."""
+        similarity = background_similarity(query_vector, self.background_for(question), self.legacy)
+        rule = self.rule
+        if rule is None:
+            return similarity
+        coverage = 0.0
+        if rule.evidence_weight and len(self.chunks) and (allowed is None or allowed.any()):
+            searched = cosine if allowed is None else np.where(allowed, cosine, -np.inf)
+            count = min(EVIDENCE_PASSAGES, int(np.isfinite(searched).sum()))
+            best = np.argpartition(-searched, count - 1)[:count]
+            coverage = coverages(self.keywords, [question], best[None, :], self.chunks)[0]
+        offset = self.language_offset(query_vector) if rule.language_weight else 0.0
+        return float(baseline(rule, similarity, coverage, offset))
+
+    def decide(
+        self, first_score: float | None, first_exact: bool, own_baseline: float, names_unheld: bool = False
+    ) -> Verdict:
+        return decide(first_score, first_exact, own_baseline, self.margin, self.legacy, names_unheld)
+
+    @property
+    def bank_languages(self) -> list[str] | None:
+        """The language of each bank row, as its build recorded them (None before gate 4)."""
+        languages = self.meta.get("offtopic", {}).get("languages")
+        return languages if isinstance(languages, list) and len(languages) == len(self.offtopic) else None
+
+    def background_for(self, question: str) -> np.ndarray:
+        """The bank questions ``question`` is compared with: the bank's inputs in no language
+        (``asdf``, ``test``) only when none of its words occurs in the documents, so that a
+        one-word search for a term the documents use is not taken for keyboard mash."""
+        languages = self.bank_languages
+        if languages is None or self.keywords is None or not self.keywords.holds_any_word_of(question):
+            return self.background
+        if self._in_language is None:
+            rows = [r for r in self.meta["offtopic"]["background_rows"] if languages[r] != NO_LANGUAGE]
+            self._in_language = np.asarray(self.offtopic[rows])
+        return self._in_language
+
+    def language_offset(self, query_vector: np.ndarray) -> float:
+        """The offset of the question's language on this corpus (0 when its build measured none;
+        see ``threshold.language_offsets``)."""
+        offsets = self.meta["min_score"].get("language_offsets")
+        languages = self.bank_languages
+        if not offsets or languages is None:
+            return 0.0
+        if self._languages is None:
+            self._languages = language_centroids(self.offtopic, languages)
+        names, centroids = self._languages
+        language = nearest_languages(np.reshape(query_vector, (1, -1)), names, centroids)[0]
+        return float(offsets.get(language, 0.0))
