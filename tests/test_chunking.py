@@ -124,7 +124,8 @@ def test_splits_never_cut_a_word_and_keep_all_text(budget):
     text = _long_section()
     chunks = chunk(text, max_tokens=budget)
     original_words = re.findall(r"\S+", text.split("## Zwroty", 1)[1])
-    chunk_words = [w for c in chunks for w in re.findall(r"\S+", c.text)]
+    # the lines as written: the text of a table's later chunks starts with its header again
+    chunk_words = [w for c in chunks for w in re.findall(r"\S+", c.shown)]
     assert chunk_words == original_words
 
 

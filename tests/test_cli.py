@@ -29,7 +29,7 @@ def test_ask_json_shape(sample_index):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "--json", "-k", "2")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    keys = ("question", "mode", "answered", "reason", "ranked_by", "missing", "missing_elsewhere")
+    keys = ("question", "mode", "answered", "reason", "ranked_by", "missing", "missing_elsewhere", "unheld")
     keys += ("threshold", "best_score")
     assert set(data) == {*keys, "results"}
     # The cosine a passage had to reach, as the reason and the MCP server's `threshold` say (not

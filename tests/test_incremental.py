@@ -232,3 +232,17 @@ def test_a_reader_never_mixes_two_indexes(docs, tmp_path, fake_embedder, monkeyp
     assert len(calls) == 2
     assert "e.md" in {c.source for c in index.chunks}
     assert index.vectors.shape[0] == len(index.chunks) == index.meta["chunks"]
+
+
+def test_other_markup_rules_force_a_full_rebuild(docs, tmp_path, fake_embedder, monkeypatch):
+    """An index chunked with older markup rules (issue 24) is re-chunked, never mixed with new chunks."""
+    from semsearch.ingest import markup
+
+    monkeypatch.setattr(markup, "APPLIED", {**markup.APPLIED, "version": 0})
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    monkeypatch.undo()
+    report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert f"the chunking changed (markup v0 → v{markup.MARKUP_VERSION})" in report.full_reason
+    assert report.embedded == 4
+    meta = json.loads((tmp_path / "index" / "meta.json").read_text(encoding="utf-8"))
+    assert meta["chunking"]["markup"] == markup.APPLIED

@@ -11,6 +11,7 @@ from semsearch.build.embedding import embed_in_batches
 from semsearch.build.pipeline import build_index
 from semsearch.errors import DocsError, ModelError
 from semsearch.gate.threshold import background_floor, calibrate
+from semsearch.ingest import markup
 from semsearch.ingest.chunking import CHUNKER_VERSION, embedding_text
 from semsearch.ingest.sources import discover
 from semsearch.retrieve.opening import load_index
@@ -52,6 +53,7 @@ def test_build_writes_a_consistent_index(docs, tmp_path, fake_embedder):
         "tokenizer": "tiktoken:cl100k_base",
         "context": "heading path",
         "chunker_version": CHUNKER_VERSION,
+        "markup": markup.APPLIED,
     }
     assert set(meta["files"]) == {"a.markdown", "b.md", "sub dir/ł ó.md"}
     assert (

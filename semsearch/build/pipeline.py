@@ -28,6 +28,7 @@ from semsearch.encode.keywords import settings as keyword_settings
 from semsearch.errors import DocsError
 from semsearch.gate.bank import bank_sha256, bank_vectors
 from semsearch.gate.threshold import GATE, calibrate_with, measure_references
+from semsearch.ingest import markup
 from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk, chunk_markdown
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from semsearch.ingest.patterns import check_patterns, list_files
@@ -75,6 +76,7 @@ def chunking_settings(max_tokens: int) -> dict:
         "tokenizer": TOKENIZER,
         "context": "heading path",
         "chunker_version": CHUNKER_VERSION,
+        "markup": markup.APPLIED,
     }
 
 
@@ -114,7 +116,9 @@ def build_index(
     report_step(Step("finding", len(paths), len(paths), "files"))
     if not paths:
         kept = f" ({index_dir}/ still holds its last build: remove it if you no longer need it)"
-        raise DocsError(f"no Markdown files (.md, .markdown) under {docs}{kept if peek_meta(target) else ''}")
+        raise DocsError(
+            f"no Markdown files (.md, .markdown, .mdx) under {docs}{kept if peek_meta(target) else ''}"
+        )
     settings = chunking_settings(max_tokens)
     with nullcontext() if dry_run else index_lock(target):  # a dry run writes nothing, not even a lock
         plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)

@@ -82,7 +82,14 @@ def _without_keywords(target: Path) -> Index | None:
 def settings_change(old: dict, new: dict) -> str:
     """``max_tokens 300 → 200, version 2 → 3``: only what differs."""
     keys = [key for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key)]
-    return ", ".join(f"{key} {old.get(key, '—')} → {new.get(key, '—')}" for key in keys)
+    return ", ".join(f"{key} {_setting(old.get(key))} → {_setting(new.get(key))}" for key in keys)
+
+
+def _setting(value: object) -> object:
+    """A setting as the change names it: a group of settings (``markup``) by its version."""
+    if isinstance(value, dict):
+        return f"v{value.get('version', '?')}"
+    return "—" if value is None else value
 
 
 def keywords_current(index: Index) -> bool:

@@ -21,17 +21,21 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import chain, pairwise
 
-from semsearch.ingest.markdown import BLANK_LINE, Block, Hidden, normalize_newlines, parse_markdown
+from semsearch.ingest.frontmatter import normalize_newlines
+from semsearch.ingest.markdown import Block, Hidden, is_mdx, parse_markdown
+from semsearch.ingest.markup import BLANK_LINE
 from semsearch.ingest.packing import Packer
 from semsearch.ingest.tokens import LONGEST_TOKEN_BYTES, count_tokens
 
 PATH_SEPARATOR = " › "
-CHUNKER_VERSION = 3
+CHUNKER_VERSION = 4
 """Raised whenever the same file and settings would give other chunks, so that the next build
 re-chunks every file instead of reusing old chunks. 2: lead-ins stay with what they introduce.
 3: a heading path too long for the budget is cut (and stored cut) instead of leaving no room;
 headings after a list nested over 10 deep open their sections again; HTML comments are removed;
-the lines of a setext heading are joined with a space."""
+the lines of a setext heading are joined with a space. 4: flavour markup shown as a reader sees it
+(``markup``, also recorded apart in the settings), titles from front matter, non-YAML front
+matter left out, a table cut in several chunks repeats its header."""
 
 TokenCounter = Callable[[str], int]
 """Counts tokens of a text (tiktoken cl100k_base in production)."""
@@ -52,6 +56,14 @@ class Chunk:
     start_line: int
     end_line: int
     tokens: int
+    raw: str | None = None
+    """The lines as written (HTML comments aside), when ``text`` differs: flavour markup
+    (``markup``) or a repeated table header. Snippets show these."""
+
+    @property
+    def shown(self) -> str:
+        """The text shown to a reader of the results: the file's lines as written."""
+        return self.text if self.raw is None else self.raw
 
     @property
     def section(self) -> str:
@@ -77,6 +89,7 @@ class Chunk:
             "start_line": self.start_line,
             "end_line": self.end_line,
             "tokens": self.tokens,
+            **({"raw": self.raw} if self.raw is not None else {}),
         }
 
     @classmethod
@@ -89,6 +102,7 @@ class Chunk:
             start_line=int(data["start_line"]),
             end_line=int(data["end_line"]),
             tokens=int(data["tokens"]),
+            raw=data["raw"] if isinstance(data.get("raw"), str) else None,
         )
 
 
@@ -276,7 +290,7 @@ def chunk_markdown(
     if max_tokens < 16:
         raise ValueError("max_tokens must be at least 16")
     text = normalize_newlines(text)
-    document = parse_markdown(text)
+    document = parse_markdown(text, mdx=is_mdx(source))
     extra_fits = fits or (lambda _text: True)
     chunks: list[Chunk] = []
     for section in document.sections:
@@ -284,18 +298,51 @@ def chunk_markdown(
             continue
         headings = _headings_within(section.headings, source, max_tokens, count_tokens, extra_fits)
         prefix = context_prefix(headings, source)
-        splitter = _Splitter(text, prefix, max_tokens, count_tokens, extra_fits, Hidden(section.hidden))
-        spans = [span for block in section.blocks for span in splitter.pieces(block)]
-        for start, end in splitter.pack(spans):
+        hidden = Hidden([*section.hidden, *section.markup])
+        splitter = _Splitter(text, prefix, max_tokens, count_tokens, extra_fits, hidden)
+        comments = Hidden(section.hidden)
+        for start, end, header in _section_spans(splitter, section.blocks):
+            shown = splitter.shown(start, end)
+            raw = comments.remove(text, start, end)
+            if header is not None:
+                shown = f"{splitter.shown(*header).rstrip()}\n{shown}"
             chunks.append(
                 Chunk(
                     id=f"{source}#{len(chunks)}",
                     source=source,
                     headings=headings,
-                    text=splitter.shown(start, end),
+                    text=shown,
                     start_line=document.line_of(start),
                     end_line=document.line_of(end),
-                    tokens=splitter.tokens_of(start, end),
+                    tokens=count_tokens(f"{prefix}\n\n{shown}"),
+                    raw=None if raw == shown else raw,
                 )
             )
     return chunks
+
+
+def _section_spans(
+    splitter: _Splitter, blocks: list[Block]
+) -> Iterator[tuple[int, int, tuple[int, int] | None]]:
+    """The chunks of a section as ``(start, end, header)``: blocks packed together, except a
+    table too long for one chunk, whose chunks are packed apart and each after the first
+    repeats its header rows (``header``: their span; None for other chunks)."""
+    spans: list[tuple[int, int]] = []
+    for block in blocks:
+        header = block.header
+        if header is None or splitter.fits(block.start, block.end):
+            spans += splitter.pieces(block)
+            continue
+        yield from ((start, end, None) for start, end in splitter.pack(spans))
+        spans = []
+        rows = _Splitter(
+            splitter.text,
+            f"{splitter.prefix}\n\n{splitter.shown(*header).rstrip()}",
+            splitter.max_tokens,
+            splitter.count,
+            splitter.extra_fits,
+            splitter.hidden,
+        )
+        for start, end in rows.pack(list(rows.pieces(block))):
+            yield start, end, header if start >= header[1] else None
+    yield from ((start, end, None) for start, end in splitter.pack(spans))

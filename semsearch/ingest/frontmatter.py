@@ -22,8 +22,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from semsearch.ingest.markdown import normalize_newlines
-
 FRONT_MATTER_VERSION = 1
 """Stamped in meta.json when a build records front matter: an index without it predates
 ``--where`` (its files carry no fields), and its next build adds them without embedding."""
@@ -73,6 +71,11 @@ class FrontMatter:
 
 
 RECORD_KEYS = ("front_matter", "front_matter_problem")
+
+
+def normalize_newlines(text: str) -> str:
+    """Drop a BOM and turn CRLF / CR into LF; line numbers are unchanged."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _indent(line: str) -> int:

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from semsearch.ingest.markup import clean, code_span_end, document_edits, markup_within
+from semsearch.ingest.markup.edits import Edit
+from semsearch.ingest.markup.meta import other_front_matter, title_of, yaml_title
+
 if TYPE_CHECKING:
     from markdown_it.token import Token
-
-BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 
 
 @dataclass
@@ -28,6 +30,8 @@ class Block:
     end: int
     # Offsets where the block may be cut first: list items and table rows.
     cut_points: list[int] = field(default_factory=list)
+    header: tuple[int, int] | None = None
+    """A table's header and delimiter rows, repeated in each chunk of a table cut in several."""
 
 
 @dataclass
@@ -36,6 +40,8 @@ class _Section:
     blocks: list[Block] = field(default_factory=list)
     hidden: list[tuple[int, int]] = field(default_factory=list)
     """HTML comments (with their spaces) in the section, also those of blocks left out."""
+    markup: list[tuple[int, int, str]] = field(default_factory=list)
+    """Flavour markup in the section's blocks and what a reader sees instead (``markup``)."""
 
 
 @dataclass
@@ -63,14 +69,20 @@ _COLUMN_ZERO_BLOCK = re.compile(r"^(?![ \t>]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t
 """A line that cannot continue a list or quote: it starts at column 0 without a list or quote marker."""
 
 
-@lru_cache(maxsize=2)
-def _parser(front_matter: bool = True):
+@lru_cache(maxsize=4)
+def _parser(front_matter: bool = True, mdx: bool = False):
     from markdown_it import MarkdownIt
+    from mdit_py_plugins.admon import admon_plugin
     from mdit_py_plugins.front_matter import front_matter_plugin
+
+    from semsearch.ingest.markup.tabs import tabs_plugin
 
     # Only the block structure is needed: skipping inline parsing of every paragraph keeps
     # memory and time low on large files. Heading text is parsed inline on its own.
     parser = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).enable("table").disable("inline")
+    parser.use(admon_plugin).use(tabs_plugin)  # `!!! note`, `=== "Tab"` bodies: Markdown, not code
+    if mdx:  # MDX has no indented code: indented lines are Markdown and JSX
+        parser.disable("code")
     return parser.use(front_matter_plugin) if front_matter else parser
 
 
@@ -93,12 +105,13 @@ def _swallowed_from(tokens: list[Token], text: str, line_offsets: list[int], fir
     return None
 
 
-def _block_tokens(text: str, line_offsets: list[int]) -> list[Token]:
-    """Block tokens of ``text`` (maps in its lines), parsed again after a list nested too deep."""
+def _block_tokens(text: str, line_offsets: list[int], first: int = 0, mdx: bool = False) -> list[Token]:
+    """Block tokens of ``text`` from line ``first`` (maps in its lines), parsed again after a
+    list nested too deep."""
     tokens: list[Token] = []
-    first = 0
+    origin = first
     while True:
-        part = _parser(front_matter=first == 0).parse(text[line_offsets[first] :])
+        part = _parser(first == origin == 0, mdx).parse(text[line_offsets[first] :])
         resume = _swallowed_from(part, text, line_offsets, first)
         for token in part:
             if token.map is not None:
@@ -131,18 +144,21 @@ def _plain_inline(markdown: str) -> str:
     return " ".join("".join(parts or [markdown]).split())
 
 
-def normalize_newlines(text: str) -> str:
-    """Drop a BOM and turn CRLF / CR into LF; line numbers are unchanged."""
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+def is_mdx(source: str) -> bool:
+    """Whether the file ``source`` (a path) is read as MDX."""
+    return source.lower().endswith(".mdx")
 
 
-def parse_markdown(text: str) -> ParsedDocument:
-    """Split a Markdown document (LF newlines) into heading-scoped sections of blocks."""
+def parse_markdown(text: str, mdx: bool = False) -> ParsedDocument:
+    """Split a Markdown document (LF newlines) into heading-scoped sections of blocks (``mdx``:
+    read as MDX, where indented lines are not code)."""
     line_offsets = [0]
     for match in re.finditer("\n", text):
         line_offsets.append(match.end())
     line_offsets.append(len(text))
-    tokens = _block_tokens(text, line_offsets)
+    other = other_front_matter(text)
+    tokens = _block_tokens(text, line_offsets, other[1] if other else 0, mdx)
+    edits = document_edits(text, tokens, line_offsets)
 
     def offset(line: int) -> int:
         return line_offsets[min(line, len(line_offsets) - 1)]
@@ -150,6 +166,7 @@ def parse_markdown(text: str) -> ParsedDocument:
     sections = [_Section(headings=())]
     stack: list[tuple[int, str]] = []  # (level, title)
     front_matter = None
+    titled = False  # a level-1 heading seen
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -160,7 +177,8 @@ def parse_markdown(text: str) -> ParsedDocument:
             front_matter = token.content
         elif token.type == "heading_open":
             level = int(token.tag[1])
-            title = _plain_inline(tokens[i + 1].content)
+            titled = titled or level == 1
+            title = _plain_inline(clean(tokens[i + 1].content))
             while stack and stack[-1][0] >= level:
                 stack.pop()
             if title:
@@ -168,12 +186,21 @@ def parse_markdown(text: str) -> ParsedDocument:
             sections.append(_Section(headings=tuple(t for _, t in stack)))
         else:
             close = _close_index(tokens, i)
-            _add_block(sections[-1], text, tokens[i : close + 1], offset)
+            _add_block(sections[-1], text, tokens[i : close + 1], offset, edits)
             i = close
         i += 1
+    if not titled and (title := _front_matter_title(text, front_matter, other)):
+        for section in sections:
+            section.headings = (title, *section.headings)
     return ParsedDocument(
         sections=sections, front_matter=front_matter, text=text, line_starts=line_offsets[:-1]
     )
+
+
+def _front_matter_title(text: str, front_matter: str | None, other: tuple[str, int] | None) -> str:
+    """The title a document without a ``#`` heading has in its front matter, as a reader sees it."""
+    title = yaml_title(text) if front_matter is not None else title_of(other[0]) if other else None
+    return _plain_inline(clean(" ".join(title.split()))) if title else ""
 
 
 def _close_index(tokens: list[Token], i: int) -> int:
@@ -186,24 +213,31 @@ def _close_index(tokens: list[Token], i: int) -> int:
     return len(tokens) - 1
 
 
-def _add_block(section: _Section, text: str, tokens: list[Token], offset: Callable[[int], int]) -> None:
+def _add_block(
+    section: _Section, text: str, tokens: list[Token], offset: Callable[[int], int], edits: list[Edit]
+) -> None:
     """Add the top-level block made of ``tokens`` to ``section``, unless it shows no text."""
     start, end = offset(tokens[0].map[0]), offset(tokens[0].map[1])
     comments = _comment_spans(text, start, end, tokens, offset)
     section.hidden.extend(comments)
-    start, end = Hidden(comments).bounds(text, start, end)
+    markup = markup_within(edits, start, end, comments)
+    section.markup.extend(markup)
+    start, end = Hidden([*comments, *markup]).bounds(text, start, end)
     if end > start:
         cut_points = [
             offset(t.map[0]) for t in tokens[1:] if t.type in {"list_item_open", "tr_open"} and t.map
         ]
-        section.blocks.append(Block(start=start, end=end, cut_points=cut_points))
+        header = next(
+            ((offset(t.map[0]), offset(t.map[1] + 1)) for t in tokens if t.type == "thead_open" and t.map),
+            None,
+        )
+        section.blocks.append(Block(start=start, end=end, cut_points=cut_points, header=header))
 
 
 _CODE = {"fence", "code_block"}
 _COMMENT = re.compile(r"<!---?>|<!--[\s\S]*?-->")
 _MARKDOWN_SCAN = re.compile(r"\\[\s\S]|`+|<!--")
 _HTML_SCAN = re.compile(r"<!--")
-_BACKTICKS = re.compile(r"`+")
 _SPACES = re.compile(r"[ \t]*")
 _BLANK_START = re.compile(r"[ \t]*\n")
 _NEWLINE_AND_BLANK_LINES = re.compile(r"(?:\n(?:[ \t]*\n)*)?")
@@ -245,19 +279,8 @@ def _comments_in(text: str, start: int, end: int, scan: re.Pattern[str]) -> list
                 comments.append(comment.span())
                 start = comment.end()
         elif found.group().startswith("`"):
-            start = _code_span_end(text, found, end) or start
+            start = code_span_end(text, found, end) or start
     return comments
-
-
-def _code_span_end(text: str, opener: re.Match[str], end: int) -> int | None:
-    """End of the code span that the backticks ``opener`` open: at the next run of as many
-    backticks within the paragraph; None if there is none (the backticks are then literal)."""
-    blank_line = BLANK_LINE.search(text, opener.end(), end)
-    stop = blank_line.start() if blank_line else end
-    for run in _BACKTICKS.finditer(text, opener.end(), stop):
-        if len(run.group()) == len(opener.group()):
-            return run.end()
-    return None
 
 
 def _with_spaces(text: str, start: int, end: int) -> tuple[int, int]:
@@ -275,20 +298,30 @@ def _with_spaces(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 class Hidden:
-    """Sorted spans of the source that chunk text leaves out (HTML comments)."""
+    """Sorted spans of the source that chunk text leaves out (HTML comments) or shows otherwise
+    (flavour markup: ``markup``)."""
 
-    def __init__(self, spans: list[tuple[int, int]]):
+    def __init__(self, spans: list[tuple[int, int]] | list[tuple[int, int, str]]):
+        """``spans``: ``(start, end)`` to leave out, or ``(start, end, shown)`` to show otherwise."""
         self.spans: list[tuple[int, int]] = []
-        for start, end in sorted(spans):
+        self.shown: list[str] = []
+        """What each span shows instead ("" for most)."""
+        for start, end, *shown in sorted(spans):
             if self.spans and start <= self.spans[-1][1]:
                 self.spans[-1] = (self.spans[-1][0], max(end, self.spans[-1][1]))
+                self.shown[-1] += shown[0] if shown else ""
             else:
                 self.spans.append((start, end))
+                self.shown.append(shown[0] if shown else "")
         self.starts = [start for start, _ in self.spans]
+        self.blank = [not shown.strip() for shown in self.shown]
 
-    def covering(self, position: int) -> tuple[int, int] | None:
+    def covering(self, position: int, blank: bool = False) -> tuple[int, int] | None:
+        """The span holding ``position``; with ``blank``, only one that shows no text instead."""
         i = bisect_right(self.starts, position) - 1
-        return self.spans[i] if i >= 0 and position < self.spans[i][1] else None
+        if i < 0 or position >= self.spans[i][1] or (blank and not self.blank[i]):
+            return None
+        return self.spans[i]
 
     def strictly_inside(self, position: int) -> bool:
         span = self.covering(position)
@@ -299,11 +332,14 @@ class Hidden:
         if not self.spans:
             return text[start:end]
         parts = []
-        for hidden_start, hidden_end in self.spans[max(0, bisect_right(self.starts, start) - 1) :]:
+        for i in range(max(0, bisect_right(self.starts, start) - 1), len(self.spans)):
+            (hidden_start, hidden_end), shown = self.spans[i], self.shown[i]
             if hidden_start >= end:
                 break
             if hidden_start > start:
                 parts.append(text[start:hidden_start])
+            if hidden_start >= start and hidden_end > start:
+                parts.append(shown)
             start = max(start, hidden_end)
         return "".join(parts) + text[start:end]
 
@@ -311,14 +347,14 @@ class Hidden:
         """``[start, end)`` without hidden spans or blank lines at its start, hidden spans or
         whitespace at its end (a first line keeps its indentation). Empty: ``end <= start``."""
         while start < end:
-            if span := self.covering(start):
+            if span := self.covering(start, blank=True):
                 start = min(span[1], end)
             elif blank := _BLANK_START.match(text, start, end):
                 start = blank.end()
             else:
                 break
         while end > start:
-            if span := self.covering(end - 1):
+            if span := self.covering(end - 1, blank=True):
                 end = span[0]
             elif text[end - 1].isspace():
                 end -= 1

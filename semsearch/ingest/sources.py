@@ -24,7 +24,7 @@ from semsearch.errors import DocsError
 from semsearch.ingest.beneath import LinkInTheWay, open_beneath, refused_target
 from semsearch.util.printable import readable
 
-MARKDOWN_SUFFIXES = {".md", ".markdown"}
+MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
 IGNORE_FILE = ".semsearchignore"
 BINARY_SNIFF_BYTES = 8192
 LARGEST_FILE_BYTES = 32 * 1024 * 1024

@@ -48,7 +48,7 @@ class Hit:
         )
         chunk = self.chunk
         return best_snippet(
-            chunk.text, chunk.start_line, terms, end_line=chunk.end_line, chars=chars or SNIPPET_CHARS
+            chunk.shown, chunk.start_line, terms, end_line=chunk.end_line, chars=chars or SNIPPET_CHARS
         )
 
     @property

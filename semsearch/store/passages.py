@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from semsearch.errors import UsageError
 from semsearch.ingest.chunking import PATH_SEPARATOR, Chunk
-from semsearch.ingest.markdown import Hidden, ParsedDocument, normalize_newlines, parse_markdown
+from semsearch.ingest.frontmatter import normalize_newlines
+from semsearch.ingest.markdown import Hidden, ParsedDocument, is_mdx, parse_markdown
 from semsearch.ingest.sources import SourceFile, read_source
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ class _IndexedFile:
             self._read = True
             read = read_source(self.docs / self.source, self.docs) if self.sha256 else None
             if isinstance(read, SourceFile) and read.sha256 == self.sha256:
-                document = parse_markdown(normalize_newlines(read.text))
+                document = parse_markdown(normalize_newlines(read.text), mdx=is_mdx(self.source))
                 comments = Hidden([span for section in document.sections for span in section.hidden])
                 self._parsed = (document, comments)
         return self._parsed

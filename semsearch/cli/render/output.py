@@ -274,8 +274,8 @@ def no_answer(result: Answer) -> None:
 
 def missing_names(result: Answer, stderr: bool = False) -> None:
     """Say which codes or references the question names appear in no searched passage (and
-    where they are, when a filter left their files out)."""
-    if not result.missing:
+    where they are, when a filter left their files out); not when the refusal said it already."""
+    if not result.missing or result.unheld:
         return
     named = [
         f"{name} (in {', '.join(result.missing_elsewhere[name])}, not searched)"

@@ -1,0 +1,144 @@
+"""Markup left in chunk text and heading paths, per kind, on real doc folders (issue 24).
+
+Chunks every Markdown file of each folder with the real chunker (no model needed) and counts,
+outside code (fences, indented fences, code spans), what a reader would not see: HTML tags and
+entities, shortcodes, Liquid, wikilinks, callout markers, admonition/tab/div markers, attribute
+lists, MDX statements, link URLs... The patterns here are written apart from ``semsearch.ingest.markup``
+(what a reader would call markup), so the count is a check of those rules, not a restatement.
+
+    python bench/markup_residue.py [FOLDER ...]   # default: ../shared/data/*/docs and bench/data/*/docs
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KINDS: dict[str, re.Pattern[str]] = {
+    "html tag": re.compile(r"</?[A-Za-z][\w.-]*(?:\s[^<>]*)?/?>"),
+    "html entity": re.compile(r"&(?:#\d+|#x[0-9a-fA-F]+|[A-Za-z]\w+);"),
+    "shortcode": re.compile(r"\{\{[<%]|[>%]\}\}"),
+    "liquid": re.compile(r"\{%|%\}|\{\{|\}\}"),
+    "include marker": re.compile(r"\{\*|\*\}"),
+    "snippet marker": re.compile(r"-8<-"),
+    "wikilink": re.compile(r"\[\[[^\]\n]*\]\]"),
+    "callout marker": re.compile(r"\[![\w-]+\]"),
+    "obsidian comment": re.compile(r"%%"),
+    "block id": re.compile(r"(?:^|\s)\^[A-Za-z0-9-]+$", re.MULTILINE),
+    "attribute list": re.compile(r"\{:|\{\s*[#.][\w-]+[^{}\n]*\}"),
+    "admonition marker": re.compile(r"^[\s>]*(?:!!!|\?\?\?)", re.MULTILINE),
+    "tab marker": re.compile(r"^[\s>]*===[+!]*\s", re.MULTILINE),
+    "div marker": re.compile(r"^[\s>]*:::", re.MULTILINE),
+    "mdx statement": re.compile(r"^(?:import\s.*\sfrom\s+['\"]|import\s+['\"]|export\s+\w)", re.MULTILINE),
+    "link url": re.compile(r"\]\([^)\s]*\)|^\s*\[[^\]]+\]:\s*\S", re.MULTILINE),
+    "front matter": re.compile(r"^\+\+\+\s*$|^(?:title|date|weight|description)\s*[:=]\s*\S", re.MULTILINE),
+}
+_FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)")
+
+
+def source_prose(text: str, mdx: bool) -> str:
+    """A file's text without its code (fenced and indented, as markdown-it finds them) and code
+    spans: where markup stands that a reader would see as markup."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.admon import admon_plugin
+
+    from semsearch.ingest.markup.tabs import tabs_plugin
+
+    parser = MarkdownIt("commonmark").use(admon_plugin).use(tabs_plugin)
+    if mdx:
+        parser.disable("code")
+    lines = text.split("\n")
+    for token in parser.parse(text):
+        if token.type in {"fence", "code_block"} and token.map:
+            lines[token.map[0] : token.map[1]] = [""] * (token.map[1] - token.map[0])
+    return prose("\n".join(lines))
+
+
+def prose(text: str) -> str:
+    """``text`` without its fenced code and code spans: what is counted."""
+    kept, fence = [], ""
+    for line in text.split("\n"):
+        opener = _FENCE.match(line)
+        if fence:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                fence = ""
+        elif opener:
+            fence = opener.group(1)
+        else:
+            kept.append(line)
+    return _CODE_SPAN.sub(" ", "\n".join(kept))
+
+
+_SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
+
+
+def heading_source(source: str) -> str:
+    """The lines of a file's prose (``source_prose``) that headings come from: ATX headings,
+    setext heading text and the front matter (titles). A heading's residue must stand there, so
+    that code in a heading (``## `<Aside>` Props``) is not counted."""
+    lines = source.split("\n")
+    end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() in {"---", "+++"}), 0)
+    kept = lines[: end + 1] if lines and lines[0].strip() in {"---", "+++"} else []
+    for i, line in enumerate(lines):
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        if re.match(r" {0,3}#{1,6}(?:[ \t]|$)", line) or (line.strip() and _SETEXT.fullmatch(following)):
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def count(text: str, source: str) -> Counter[str]:
+    """Residue per kind in ``text`` (a chunk's text or a heading): each markup-looking string
+    outside code that also stands outside code in the file ``source`` (so code a chunk starts
+    inside, or ``&lt;b>`` decoded to the ``<b>`` a reader sees, is not residue)."""
+    shown = prose(text)
+    found: Counter[str] = Counter()
+    for kind, pattern in KINDS.items():
+        found[kind] += sum(match.group() in source for match in pattern.finditer(shown))
+    return +found
+
+
+def folder_residue(folder: Path, max_tokens: int = 512) -> tuple[Counter[str], Counter[str], int]:
+    """Residue in chunk text and in heading paths over every Markdown file under ``folder``,
+    and how many chunks there were."""
+    from semsearch.ingest.chunking import chunk_markdown
+    from semsearch.ingest.tokens import count_tokens
+
+    in_text: Counter[str] = Counter()
+    in_headings: Counter[str] = Counter()
+    chunks = 0
+    for path in sorted(p for p in folder.rglob("*") if p.suffix in {".md", ".markdown", ".mdx"}):
+        text = path.read_text(encoding="utf-8")
+        source = source_prose(text, path.suffix == ".mdx")
+        titles = heading_source(source)
+        for chunk in chunk_markdown(text, str(path.relative_to(folder)), max_tokens=max_tokens,
+                                    count_tokens=count_tokens):  # fmt: skip
+            chunks += 1
+            in_text += count(chunk.text, source)
+            for heading in chunk.headings:
+                in_headings += count(heading, titles)
+    return in_text, in_headings, chunks
+
+
+def raw_sets() -> list[Path]:
+    """The doc folders counted: ../shared/data's sets (beside the checkout or its worktree) and
+    the project's own bench/data sets."""
+    shared = next((p for p in (ROOT.parent / "shared", ROOT.parents[1] / "shared") if p.is_dir()), None)
+    found = sorted(shared.glob("data/*/docs")) if shared else []
+    return found + sorted((ROOT / "bench" / "data").glob("*/docs"))
+
+
+def main(folders: list[Path]) -> None:
+    for folder in folders:
+        in_text, in_headings, chunks = folder_residue(folder)
+        print(f"{folder.parent.name}: {chunks} chunks")
+        for kind in KINDS:
+            if in_text[kind] or in_headings[kind]:
+                print(f"  {kind:18} text {in_text[kind]:5}   headings {in_headings[kind]:4}")
+
+
+if __name__ == "__main__":
+    main([Path(a) for a in sys.argv[1:]] or raw_sets())

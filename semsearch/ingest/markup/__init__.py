@@ -1,0 +1,171 @@
+"""The text a reader sees, in the Markdown flavours people write: markup found as edits.
+
+Each rule (``blocks``, ``inline``, ``html``) finds one flavour's constructs outside code (fenced
+and indented code from markdown-it's tokens, code spans) and says what a reader sees instead:
+usually nothing, a link's text, an alias, an admonition's title. The chunker shows chunk text
+and heading paths with these edits applied, and keeps each chunk's lines exact (the edits only
+replace spans of the file). ``APPLIED`` goes into meta.json's chunking settings, so that an
+index built with other rules is re-chunked rather than mixed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from semsearch.ingest.markup import blocks, html, inline
+from semsearch.ingest.markup.edits import Edit, apply, resolve
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+MARKUP_VERSION = 1
+Rule = Callable[[str, int, int], Iterator[Edit]]
+RULES: tuple[Rule, ...] = (
+    html.raw_text_elements,
+    html.mdx_comments,
+    inline.shortcodes,
+    inline.includes,
+    inline.liquid,
+    blocks.statements,
+    blocks.admonitions,
+    blocks.divs,
+    blocks.callouts,
+    inline.wikilinks,
+    inline.footnotes,
+    inline.links,
+    inline.attributes,
+    html.jsx_tags,
+    html.html_tags,
+    html.entities,
+    inline.highlights,
+)
+"""In order: where two constructs overlap, the one found first by start (then the longer) wins."""
+APPLIED = {
+    "version": MARKUP_VERSION,
+    "rules": [f"{rule.__module__.rsplit('.', 1)[-1]}.{rule.__name__}" for rule in RULES],
+    "parser_plugins": ["front_matter", "admon", "content_tabs"],
+}
+"""What meta.json records of the markup applied (see the module docstring)."""
+
+_CODE = {"fence", "code_block", "front_matter"}
+_RULES_TOKENS = {"hr"}
+"""Blocks that show no text: a thematic break (``---``, ``***``) is a line, not words."""
+_BACKTICKS = re.compile(r"`+")
+BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
+_BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
+_AFTER_ALL = sys.maxsize
+
+
+def code_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Inline code spans in ``text[start:end]`` (backtick runs closed by as many in the paragraph)."""
+    spans, position = [], start
+    while (opener := _BACKTICKS.search(text, position, end)) is not None:
+        close = code_span_end(text, opener, end)
+        spans.append((opener.start(), close)) if close else None
+        position = close or opener.end()
+    return spans
+
+
+def _segments(text: str, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of ``text`` between the code spans ``code`` (sorted)."""
+    segments, position = [], 0
+    for start, end in code:
+        if start > position:
+            segments.append((position, start))
+        position = max(position, end)
+    return [*segments, (position, len(text))] if position < len(text) else segments
+
+
+def find_edits(text: str, code_blocks: list[tuple[int, int]] = ()) -> list[Edit]:
+    """The markup edits of ``text`` outside ``code_blocks`` (offset spans) and code spans."""
+    found: list[Edit] = []
+    segments = _segments(text, sorted(code_blocks))
+    spans = [span for start, end in segments for span in code_spans(text, start, end)]
+    found += inline.obsidian_comments(text, _segments(text, sorted([*code_blocks, *spans])))
+    for start, end in segments:
+        for rule in RULES:
+            found += [e for e in rule(text, start, end) if not _cuts_into(e, spans)]
+    return _blank_lines_taken(text, resolve(found))
+
+
+def _cuts_into(edit: Edit, spans: list[tuple[int, int]]) -> bool:
+    """Whether ``edit`` lies in a code span or starts or ends inside one (one it holds whole is
+    fine). ``spans``: sorted, apart."""
+    i = bisect_right(spans, (edit.start, _AFTER_ALL)) - 1
+    if i >= 0 and edit.start < spans[i][1]:
+        return True
+    j = bisect_right(spans, (edit.end, _AFTER_ALL)) - 1
+    return j >= 0 and spans[j][0] < edit.end < spans[j][1]
+
+
+def _blank_lines_taken(text: str, edits: list[Edit]) -> list[Edit]:
+    """Lines the edits leave blank go whole, with their line break, and when a blank line comes
+    before them, the blank lines after them too (as an HTML comment alone on its line does)."""
+    extra = []
+    for edit in edits:
+        line_start = text.rfind("\n", 0, edit.start) + 1
+        line_end = text.find("\n", edit.end)
+        line_end = len(text) if line_end < 0 else line_end
+        if apply(text, edits, line_start, line_end).strip() or not text[line_start:line_end].strip():
+            continue
+        end = min(line_end + 1, len(text))
+        before = text.rfind("\n", 0, max(0, line_start - 1)) + 1
+        if line_start == 0 or not text[before:line_start].strip():
+            end = _BLANK_LINES.match(text, end).end()
+        extra.append(Edit(line_start, end, "", "line"))
+    return resolve(edits + extra) if extra else edits
+
+
+def document_edits(text: str, tokens: list[Token], line_offsets: list[int]) -> list[Edit]:
+    """The markup edits of a parsed document: outside its fences, indented code and front matter."""
+    last = len(line_offsets) - 1
+    code = [
+        (line_offsets[min(t.map[0], last)], line_offsets[min(t.map[1], last)])
+        for t in tokens
+        if t.type in _CODE and t.map
+    ]
+    rules = [
+        Edit(line_offsets[min(t.map[0], last)], line_offsets[min(t.map[1], last)], "", "rule")
+        for t in tokens
+        if t.type in _RULES_TOKENS and t.map and t.level == 0
+    ]
+    return resolve(find_edits(text, code) + rules)
+
+
+def clean(text: str) -> str:
+    """``text`` (a heading's or title's Markdown) as a reader sees it."""
+    return apply(text, find_edits(text)) if text else text
+
+
+def markup_within(
+    edits: list[Edit], start: int, end: int, avoid: list[tuple[int, int]]
+) -> list[tuple[int, int, str]]:
+    """The edits (sorted, apart) on ``[start, end)``, except those overlapping a span of
+    ``avoid`` (HTML comments, which go whole): ``(start, end, shown)`` each. One that starts
+    before ``start`` is cut to start there; one may end after ``end`` (into the blank lines
+    after a block, or on into the next block)."""
+    found = []
+    for i in range(max(0, bisect_right(edits, (start,)) - 1), len(edits)):
+        edit = edits[i]
+        if edit.start >= end:
+            break
+        if edit.end <= start or any(a < edit.end and edit.start < b for a, b in avoid):
+            continue
+        shown = edit.shown if edit.start >= start else ""
+        found.append((max(edit.start, start), edit.end, shown))
+    return found
+
+
+def code_span_end(text: str, opener: re.Match[str], end: int) -> int | None:
+    """End of the code span that the backticks ``opener`` open: at the next run of as many
+    backticks within the paragraph; None if there is none (the backticks are then literal)."""
+    blank_line = BLANK_LINE.search(text, opener.end(), end)
+    stop = blank_line.start() if blank_line else end
+    for run in _BACKTICKS.finditer(text, opener.end(), stop):
+        if len(run.group()) == len(opener.group()):
+            return run.end()
+    return None

@@ -1,0 +1,127 @@
+"""Inline markup of Markdown's flavours, as edits: what each construct shows a reader.
+
+Regular expressions over the source, outside code (``markup.protected`` finds code): markdown-it
+gives no character offsets inside a line, and none of these constructs has a plugin that does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from semsearch.ingest.markup.edits import Edit
+
+_SHORTCODE = re.compile(r"\{\{([<%])(?!/\*)\s*(/?)\s*([\w./-]{0,100})([\s\S]{0,2000}?)\s*\1?[>%]\}\}")
+_SHORTCODE_TEXT = re.compile(r"""\b(?:text|title|alt|caption)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_TERM = re.compile(r"""\bterm_id\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_QUOTED = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)')""")
+_LIQUID_TAG = re.compile(r"\{%-?[\s\S]{0,2000}?-?%\}")
+_LIQUID_OUTPUT = re.compile(r"\{\{-?[\s\S]{0,2000}?-?\}\}")
+_INCLUDE = re.compile(r"\{\*[\s\S]{0,2000}?\*\}")
+_PERCENTS = re.compile(r"%%")
+_FOOTNOTE = re.compile(r"\[\^[^\]\s]+\](?::[ \t]*)?")
+_EMBED = re.compile(r"!\[\[[^\]\n]{0,1000}\]\]")
+_WIKILINK = re.compile(r"\[\[([^\]|\n]{0,1000})(?:\|([^\]\n]{0,1000}))?\]\]")
+_BRACKETED = r"\[((?:(?!\n[ \t]*\n)[^\[\]]|\[[^\[\]\n]{0,500}\]){0,1000})\]"
+_DESTINATION = (
+    r"\(\s*(?:<[^>\n]{0,2000}>|(?:[^()\s]|\([^()\s]{0,500}\)){0,2000})"
+    r"(?:\s+(?:\"[^\"]{0,500}\"|'[^']{0,500}'|\([^)]{0,500}\)))?\s*\)"
+)
+_IMAGE = re.compile(rf"!{_BRACKETED}{_DESTINATION}")
+_LINK = re.compile(rf"(?<![!\]\\]){_BRACKETED}(?:{_DESTINATION}|\[[^\]\n]*\])")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^\s<>]*)>")
+_ATTR_ITEM = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[\w.%-]+)|-)"""
+_ATTRIBUTES = re.compile(
+    rf"[ \t]*\{{:?[ \t]*{_ATTR_ITEM}(?:[ \t]+{_ATTR_ITEM})*[ \t]*\}}|\{{::[^}}\n]*\}}|\{{:[ \t]*\}}"
+)
+_BLOCK_ID = re.compile(r"(?:[ \t]+|^)\^[A-Za-z0-9-]+[ \t]*$", re.MULTILINE)
+_HIGHLIGHT = re.compile(r"==(?=\S)([^=\n]+?)(?<=\S)==")
+
+
+def _first(match: re.Match[str] | None) -> str:
+    return "" if match is None else next((g for g in match.groups() if g is not None), "")
+
+
+def shortcodes(text: str, start: int, end: int) -> Iterator[Edit]:
+    """Hugo ``{{< name … >}}`` / ``{{% name … %}}``: the ``text=``/``title=`` they show, the
+    quoted argument of ``heading``, the term of a ``glossary_tooltip``, else nothing (what
+    they expand to is not in the file)."""
+    for match in _SHORTCODE.finditer(text, start, end):
+        name, arguments = match.group(3), match.group(4)
+        shown = _first(_SHORTCODE_TEXT.search(arguments))
+        if not shown and name == "heading":
+            shown = _first(_QUOTED.match(arguments))
+        elif not shown and name == "glossary_tooltip":  # Kubernetes docs: the term, as shown
+            shown = _first(_TERM.search(arguments))
+        yield Edit(match.start(), match.end(), shown, "shortcode")
+
+
+def liquid(text: str, start: int, end: int) -> Iterator[Edit]:
+    """Jekyll/Liquid (and Jinja) ``{% tag %}`` and ``{{ value }}``: nothing a file holds."""
+    for pattern in (_LIQUID_TAG, _LIQUID_OUTPUT):
+        for match in pattern.finditer(text, start, end):
+            yield Edit(match.start(), match.end(), "", "liquid")
+
+
+def includes(text: str, start: int, end: int) -> Iterator[Edit]:
+    """``{* ../docs_src/x.py hl[3] *}`` (FastAPI's docs): a file shown there, not text."""
+    for match in _INCLUDE.finditer(text, start, end):
+        yield Edit(match.start(), match.end(), "", "include")
+
+
+def obsidian_comments(text: str, segments: list[tuple[int, int]]) -> Iterator[Edit]:
+    """``%% … %%`` (Obsidian comments), code inside them too: the ``%%`` outside code pair up."""
+    marks = [m.start() for start, end in segments for m in _PERCENTS.finditer(text, start, end)]
+    for opening, closing in zip(marks[::2], marks[1::2], strict=False):  # an unclosed %% hides nothing
+        yield Edit(opening, closing + 2, "", "obsidian-comment")
+
+
+def footnotes(text: str, start: int, end: int) -> Iterator[Edit]:
+    """Footnote references ``[^1]`` and the marker of their definitions ``[^1]:``."""
+    for match in _FOOTNOTE.finditer(text, start, end):
+        yield Edit(match.start(), match.end(), "", "footnote")
+
+
+def wikilinks(text: str, start: int, end: int) -> Iterator[Edit]:
+    """``![[embed]]`` shows another file (nothing here); ``[[Page|alias]]`` the alias,
+    ``[[Page#Heading]]`` "Page > Heading" as Obsidian renders it, ``[[Page#^id]]`` the page."""
+    for match in _EMBED.finditer(text, start, end):
+        yield Edit(match.start(), match.end(), "", "embed")
+    for match in _WIKILINK.finditer(text, start, end):
+        if match.start() > 0 and text[match.start() - 1] == "!":
+            continue
+        target, alias = match.group(1), match.group(2)
+        if alias is None:
+            page, _, anchor = target.partition("#")
+            anchor = "" if anchor.startswith("^") else anchor.replace("#", " > ")
+            alias = " > ".join(part.strip() for part in (page, anchor) if part.strip())
+        yield Edit(match.start(), match.end(), alias.strip(), "wikilink")
+
+
+def links(text: str, start: int, end: int) -> Iterator[Edit]:
+    """Markdown links and images: their text (an image's alt text), not their URL."""
+    for match in _IMAGE.finditer(text, start, end):
+        yield Edit(match.start(), match.end(), match.group(1), "link")
+    for match in _LINK.finditer(text, start, end):
+        inner = match.start(1)
+        yield Edit(match.start(), inner, "", "link")
+        yield Edit(match.end(1), match.end(), "", "link")
+    for match in _AUTOLINK.finditer(text, start, end):
+        yield Edit(match.start(), match.start(1), "", "link")
+        yield Edit(match.end(1), match.end(), "", "link")
+
+
+def attributes(text: str, start: int, end: int) -> Iterator[Edit]:
+    """Attribute lists: Python-Markdown/MkDocs ``{ #id .class }``, Pandoc ``{#id}``/``{-}``,
+    kramdown IALs ``{: .class}`` and ``{::options}``; Obsidian block ids ``^id``."""
+    for match in _ATTRIBUTES.finditer(text, start, end):
+        yield Edit(match.start(), match.end(), "", "attributes")
+    for match in _BLOCK_ID.finditer(text, start, end):
+        yield Edit(match.start(), match.end(), "", "block-id")
+
+
+def highlights(text: str, start: int, end: int) -> Iterator[Edit]:
+    """``==marked==`` (Obsidian, pymdownx.mark): the markers go."""
+    for match in _HIGHLIGHT.finditer(text, start, end):
+        yield Edit(match.start(), match.start(1), "", "highlight")
+        yield Edit(match.end(1), match.end(), "", "highlight")
