@@ -86,13 +86,7 @@ def load_array(path: Path | str, mmap: bool = True, bound: int | None = None) ->
     name = os.path.basename(path)
     fd = open_regular(path, bound)
     with os.fdopen(fd, "rb") as handle:
-        version = np.lib.format.read_magic(handle)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-        else:
-            raise ValueError(f"{name} has an unknown .npy version {version}")
+        shape, fortran, dtype = _header(handle, name)
         if dtype.hasobject:
             raise ValueError(f"{name} holds Python objects (pickled data), which are never loaded")
         offset = handle.tell()
@@ -107,3 +101,17 @@ def load_array(path: Path | str, mmap: bool = True, bound: int | None = None) ->
             return np.memmap(handle, dtype=dtype, mode="r", shape=shape, order=order, offset=offset)
         data = handle.read(nbytes)
     return np.frombuffer(data, dtype=dtype).reshape(shape, order=order)
+
+
+def _header(handle, name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """The shape, order and dtype a ``.npy`` header gives; ValueError for any damage (numpy
+    parses the header as a Python literal: a flipped bit can raise nearly anything)."""
+    try:
+        version = np.lib.format.read_magic(handle)
+        if version == (1, 0):
+            return np.lib.format.read_array_header_1_0(handle)
+        if version == (2, 0):
+            return np.lib.format.read_array_header_2_0(handle)
+    except Exception as exc:  # noqa: BLE001 - SyntaxError, TokenError, MemoryError...
+        raise ValueError(f"{name} has a damaged header") from exc
+    raise ValueError(f"{name} has an unknown .npy version {version}")
