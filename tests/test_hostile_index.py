@@ -402,3 +402,24 @@ def test_vectors_linked_to_dev_zero_are_not_called_pickled(index):
     with pytest.raises(IndexCorruptError, match="symbolic link") as raised:
         load_index(index)
     assert "pickle" not in str(raised.value)
+
+
+def test_an_array_header_numpy_cannot_parse_is_a_damaged_index(index, fake_model):
+    """numpy reads the header as a Python literal: an unclosed one raises TokenError."""
+    header = b"{'descr': '<u4', 'fortran_order': False, 'shape': (3,"
+    header += b" " * (118 - len(header)) + b"\n"
+    (index / "chunks.crc32.npy").write_bytes(
+        b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header
+    )
+    result = runner.invoke(app, ["ask", QUESTION, "--index", str(index)])
+    assert result.exit_code == 2 and "damaged header" in result.stderr, result.output
+    assert "unexpected" not in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("language", ["", "xx-nonsense-but-no-stemmer", 7])
+def test_a_keyword_language_that_is_not_the_recorded_stemmers_is_a_damaged_index(index, language, fake_model):
+    meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
+    meta["keywords"]["language"] = language
+    (index / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    result = runner.invoke(app, ["ask", QUESTION, "--index", str(index), "--mode", "keyword"])
+    assert result.exit_code == 2 and "'keywords'" in result.stderr, result.output
