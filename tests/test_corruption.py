@@ -247,8 +247,10 @@ def hostile_cases(rng: random.Random, count: int = 0) -> list[tuple[str, str]]:
     cases += [(name, kind) for name in MATRICES for kind in ROWS]
     rng.shuffle(cases)
     while len(cases) < count:
-        cases.append((rng.choice(INDEX_FILES), rng.choice(["truncate", "bit flip", *NOT_REGULAR, *ROWS])))
-    return [(name, kind) for name, kind in cases if kind not in ROWS or name in MATRICES][: count or None]
+        name = rng.choice(INDEX_FILES)
+        kinds = ["truncate", "bit flip", *NOT_REGULAR, *(ROWS if name in MATRICES else ())]
+        cases.append((name, rng.choice(kinds)))
+    return cases[: count or None]
 
 
 def damage_hostile(folder, name: str, kind: str, rng: random.Random) -> str:
