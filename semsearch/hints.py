@@ -15,6 +15,7 @@ from semsearch.errors import (
     SemsearchError,
 )
 from semsearch.util.jsonparse import parse_json
+from semsearch.util.regular import read_text
 
 _index: Path | None = None
 """The index folder the running command works on (None: not known yet)."""
@@ -71,7 +72,7 @@ def _recorded_docs(index: Path) -> str | None:
     """``docs_root`` from the meta.json of a damaged index: read as plain JSON, since the rest of
     it may be what is damaged; None when unreadable or the folder is gone."""
     try:
-        meta = parse_json((index / "meta.json").read_text(encoding="utf-8"))
+        meta = parse_json(read_text(index / "meta.json"))  # a regular file only: never a FIFO
     except (OSError, ValueError):
         return None
     docs = meta.get("docs_root") if isinstance(meta, dict) else None

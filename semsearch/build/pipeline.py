@@ -238,11 +238,9 @@ def _build(
     previous_vectors = plan.previous.vectors if plan.previous else None
     result = embed_or_reuse(embedder, chunks, rows, previous_vectors, journal, progress)
     vectors = result.vectors
-    plan.report.embedded, plan.report.resumed, plan.report.tokens = (
-        result.embedded,
-        result.resumed,
-        result.tokens,
-    )
+    plan.report.warnings.extend(journal.warnings())
+    report = plan.report
+    report.embedded, report.resumed, report.tokens = result.embedded, result.resumed, result.tokens
     previous = plan.previous
     progress(Step("calibrating"))
     reusable = previous is not None and previous.offtopic_reusable

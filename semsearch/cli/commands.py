@@ -47,14 +47,17 @@ def _index(given: Path | None, required: bool = True) -> Path:
     (``required``: none found is an error that says where it looked)."""
     if given is not None:
         return cli_hints.use_index(given)
-    from semsearch.store.folder import find_index
+    from semsearch.store.nearest import find_index
 
-    found = find_index(Path.cwd())
+    here = Path.cwd()
+    found = find_index(here)
     if found is None and required:
         raise IndexMissingError(
-            "no index found: neither ./index nor an index/ folder above holds one "
-            "(give --index or set SEMSEARCH_INDEX)"
+            "no index found: neither ./index nor an index/ folder above holds one (looked up to "
+            "your home folder, in folders you own; give --index or set SEMSEARCH_INDEX)"
         )
+    if found is not None and found.parent != here:
+        render.note(f"using the index at {found}/ (found above the current folder)")
     return cli_hints.use_index(found or Path("index"))
 
 

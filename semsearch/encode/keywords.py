@@ -22,6 +22,7 @@ and without reading the whole vocabulary (a million-chunk corpus has millions of
 from __future__ import annotations
 
 import math
+import os
 import re
 import unicodedata
 from collections import Counter
@@ -33,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from semsearch.errors import IndexCorruptError
+from semsearch.util.regular import ARRAY_BOUND, load_array, open_regular
 
 TOKENIZER_VERSION = 4  # 3: heading names (see ``heading_name``); 4: Latin diacritics folded
 FILES = (
@@ -176,9 +178,11 @@ class SortedVocabulary:
 
     @classmethod
     def open(cls, folder: Path) -> SortedVocabulary:
-        offsets = np.load(folder / FILES[4], mmap_mode="r", allow_pickle=False)
-        size = (folder / FILES[3]).stat().st_size
-        blob = np.memmap(folder / FILES[3], dtype=np.uint8, mode="r") if size else np.empty(0, np.uint8)
+        offsets = load_array(folder / FILES[4])
+        fd = open_regular(folder / FILES[3], ARRAY_BOUND)
+        with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(fd).st_size
+            blob = np.memmap(handle, dtype=np.uint8, mode="r") if size else np.empty(0, np.uint8)
         if offsets.ndim != 1 or len(offsets) < 1 or int(offsets[-1]) != size:
             raise ValueError(f"{FILES[3]} does not match {FILES[4]}")
         return cls(blob, offsets)
@@ -305,12 +309,12 @@ class KeywordIndex:
     @classmethod
     def load(cls, folder: Path, rows: int, language: str | None) -> KeywordIndex:
         """Raises OSError or ValueError when the files are missing or inconsistent."""
-        data, indices, indptr = (
-            np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in FILES[:3]
-        )
+        data, indices, indptr = (load_array(folder / name) for name in FILES[:3])
         vocab = SortedVocabulary.open(folder)
         if len(indptr) != len(vocab) + 1 or len(data) != len(indices) or int(indptr[-1]) != len(data):
             raise ValueError("keyword index files do not match each other")
+        if data.dtype.kind != "f" or not np.isfinite(data).all():  # one pass: a NaN scores nothing
+            raise ValueError(f"{FILES[0]} holds weights that are not finite numbers")
         return cls(data, indices, indptr, vocab, rows, language)
 
 

@@ -24,7 +24,6 @@ from semsearch.gate.decision import Gate, Verdict
 from semsearch.gate.threshold import is_answer
 from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
-from semsearch.ingest.sources import changed_files
 from semsearch.retrieve.answer import Answer, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
@@ -39,6 +38,7 @@ from semsearch.retrieve.search import (
 )
 from semsearch.store.folder import update_meta
 from semsearch.store.reader import check_chunks, check_unit_rows
+from semsearch.store.staleness import changed_recorded
 
 MASKS_KEPT = 8
 
@@ -68,9 +68,10 @@ class Index:
         check_chunks(self.chunks, self.meta, self.path)
 
     def changed_files(self) -> list[str]:
-        """Files under the docs root added, removed or modified since the build (sizes, mtimes)."""
+        """The files the index records that were removed or modified since the build (sizes,
+        mtimes), each looked up alone: the docs root is never walked (see ``staleness``)."""
         recorded = {**self.meta.get("files", {}), **self.meta.get("skipped", {})}
-        return changed_files(Path(self.meta["docs_root"]), recorded, self.meta.get("excludes", []))
+        return changed_recorded(Path(self.meta["docs_root"]), recorded)
 
     @property
     def offtopic_reusable(self) -> bool:

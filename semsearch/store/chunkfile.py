@@ -21,6 +21,7 @@ import numpy as np
 from semsearch.errors import IndexCorruptError
 from semsearch.ingest.chunking import Chunk
 from semsearch.util.jsonparse import parse_json
+from semsearch.util.regular import ARRAY_BOUND, NotRegularFile, load_array, open_regular
 
 CHUNKS_FILE = "chunks.json"
 OFFSETS_FILE = "chunks.offsets.npy"
@@ -62,8 +63,11 @@ class ChunkFile(Sequence[Chunk]):
     """The chunks of an index, read on demand from a file opened once (so a concurrent swap of
     the index folder cannot mix two indexes)."""
 
-    def __init__(self, handle: BinaryIO, offsets: np.ndarray, checksums: np.ndarray | None = None):
+    def __init__(
+        self, handle: BinaryIO, offsets: np.ndarray, checksums: np.ndarray | None = None, name: str = ""
+    ):
         self._handle = handle
+        self._name = name or str(getattr(handle, "name", CHUNKS_FILE))
         self._offsets = offsets
         self._checksums = checksums
         self._all: list[Chunk] | None = None
@@ -71,9 +75,9 @@ class ChunkFile(Sequence[Chunk]):
     @classmethod
     def open(cls, folder: Path) -> ChunkFile:
         """Open and check; raises OSError or ValueError when the files are missing or inconsistent."""
-        handle = open(folder / CHUNKS_FILE, "rb")  # noqa: SIM115 - kept open for lazy reads
+        handle = os.fdopen(open_regular(folder / CHUNKS_FILE, ARRAY_BOUND), "rb")  # kept for lazy reads
         try:
-            offsets = np.load(folder / OFFSETS_FILE, allow_pickle=False)
+            offsets = load_array(folder / OFFSETS_FILE, mmap=False)
             size = handle.seek(0, 2)
             if offsets.ndim != 1 or len(offsets) < 1 or offsets.dtype.kind != "i":
                 raise ValueError(f"{OFFSETS_FILE} is not a list of offsets")
@@ -83,7 +87,7 @@ class ChunkFile(Sequence[Chunk]):
         except BaseException:
             handle.close()
             raise
-        return cls(handle, offsets, checksums)
+        return cls(handle, offsets, checksums, str(folder / CHUNKS_FILE))
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -99,14 +103,12 @@ class ChunkFile(Sequence[Chunk]):
         try:
             return _chunk_from(parse_json(line))
         except (ValueError, KeyError, TypeError) as exc:
-            raise IndexCorruptError(f"chunk {i} in {self._handle.name} is unreadable ({exc})") from exc
+            raise IndexCorruptError(f"chunk {i} in {self._name} is unreadable ({exc})") from exc
 
     def _check(self, i: int, line: bytes) -> None:
         """Raise IndexCorruptError unless chunk ``i``'s ``line`` is the one the build wrote."""
         if self._checksums is not None and zlib.crc32(line) != int(self._checksums[i]):
-            raise IndexCorruptError(
-                f"chunk {i} in {self._handle.name} is damaged (not the text the build wrote)"
-            )
+            raise IndexCorruptError(f"chunk {i} in {self._name} is damaged (not the text the build wrote)")
 
     def _check_lines(self, span: bytes, start: int, first: int, last: int) -> None:
         """``_check`` chunks ``first``..``last - 1``, whose lines ``span`` (read from byte ``start``
@@ -162,7 +164,7 @@ class ChunkFile(Sequence[Chunk]):
             try:
                 chunks = [_chunk_from(c) for c in parse_json(whole)]
             except (ValueError, KeyError, TypeError) as exc:
-                raise IndexCorruptError(f"{self._handle.name} is unreadable ({exc})") from exc
+                raise IndexCorruptError(f"{self._name} is unreadable ({exc})") from exc
             if len(chunks) != len(self):
                 raise IndexCorruptError(f"{CHUNKS_FILE} holds {len(chunks)} chunks, offsets say {len(self)}")
             self._all = chunks
@@ -172,9 +174,11 @@ class ChunkFile(Sequence[Chunk]):
 def _checksums(folder: Path, count: int) -> np.ndarray | None:
     """The lines' CRC-32s (see ``CHECKSUMS_FILE``), None in an index written before them."""
     try:
-        checksums = np.load(folder / CHECKSUMS_FILE, mmap_mode="r", allow_pickle=False)
+        checksums = load_array(folder / CHECKSUMS_FILE)
     except FileNotFoundError:
         return None
+    except NotRegularFile:
+        raise
     except (OSError, ValueError, EOFError) as exc:  # numpy's own words would not name the file
         raise ValueError(f"{CHECKSUMS_FILE} is unreadable") from exc
     if checksums.shape != (count,) or checksums.dtype != np.uint32:

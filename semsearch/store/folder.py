@@ -22,7 +22,6 @@ import errno
 import json
 import os
 import secrets
-import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -37,10 +36,12 @@ from semsearch.errors import (
     IndexCorruptError,
     IndexLocationError,
     IndexWriteError,
+    ModelError,
 )
 from semsearch.ingest.chunking import Chunk
 from semsearch.store.chunkfile import write_chunks
-from semsearch.store.reader import identity
+from semsearch.store.cleanup import remove_leftovers, remove_ours
+from semsearch.store.reader import bad_rows, identity
 from semsearch.store.schema import (
     CHUNKS_DIGEST,
     INDEX_FILES,
@@ -50,6 +51,7 @@ from semsearch.store.schema import (
     check_meta,
 )
 from semsearch.util.jsonparse import parse_json
+from semsearch.util.regular import open_regular, read_text
 
 _META_TEMP_PREFIX = ".meta-"
 # Where an index may be written
@@ -61,7 +63,7 @@ def _is_index_file(name: str) -> bool:
 
 def _read_meta_object(folder: Path) -> dict | None:
     try:
-        meta = parse_json((folder / META_FILE).read_text(encoding="utf-8"))
+        meta = parse_json(read_text(folder / META_FILE))
     except (OSError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None
@@ -162,14 +164,21 @@ LOCK_MARK = b"semsearch build lock\n"
 
 def _open_lock(path: Path) -> tuple[int, bool]:
     """The lock file's descriptor, and whether it is semsearch's (created now, or marked by an
-    earlier build). Never follows a symlink; never writes to a file it did not create."""
-    flags = os.O_RDWR | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    earlier build). Never follows a symlink, never waits on a FIFO, never writes to a file it did
+    not create; a mark that cannot be written (disk full) leaves no file behind."""
+    flags = os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
     except FileExistsError:
-        fd = os.open(path, flags)
+        fd = open_regular(path, 1 << 20, flags)
         return fd, os.pread(fd, len(LOCK_MARK) + 1, 0) == LOCK_MARK
-    os.write(fd, LOCK_MARK)
+    try:
+        if os.write(fd, LOCK_MARK) != len(LOCK_MARK):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    except BaseException:
+        _discard(path)
+        os.close(fd)
+        raise
     return fd, True
 
 
@@ -179,10 +188,8 @@ def build_running(index_dir: Path) -> bool:
     import fcntl
 
     try:
-        fd = os.open(
-            _lock_path(Path(index_dir).absolute()), os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        )
-    except OSError:
+        fd = open_regular(_lock_path(Path(index_dir).absolute()), 1 << 20)
+    except (OSError, ValueError):
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
@@ -208,8 +215,9 @@ def index_lock(index_dir: Path) -> Iterator[None]:
     while True:
         try:
             fd, ours = _open_lock(path)
-        except OSError as exc:
-            raise IndexWriteError(f"cannot create the lock file {path}: {exc.strerror or exc}") from exc
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise IndexWriteError(f"cannot create the lock file {path}: {reason}") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -250,18 +258,6 @@ def _new_staging(index_dir: Path) -> Path:
     return staging
 
 
-def _remove_leftovers(index_dir: Path) -> None:
-    """Remove folders left by a build killed while writing: exact names only, marker required."""
-    prefixes = (f".{index_dir.name}.new-", f".{index_dir.name}.old-")
-    for entry in os.scandir(index_dir.parent):
-        if (
-            entry.name.startswith(prefixes)
-            and entry.is_dir(follow_symlinks=False)
-            and os.path.isfile(os.path.join(entry.path, STAGING_MARKER))
-        ):
-            shutil.rmtree(entry.path, ignore_errors=True)
-
-
 def _fsync(path: Path) -> None:
     with open(path, "rb") as handle:
         os.fsync(handle.fileno())
@@ -286,8 +282,9 @@ def write_index(
     The caller holds the lock and has checked ``index_dir`` with ``writable_target``.
     """
     index_dir = Path(index_dir)
+    _check_vectors(vectors, chunks, offtopic)
     try:
-        _remove_leftovers(index_dir)
+        remove_leftovers(index_dir)
         staging: Path | None = _new_staging(index_dir)
     except OSError as exc:
         raise IndexWriteError(f"cannot write next to {index_dir}: {exc.strerror or exc}") from exc
@@ -304,9 +301,21 @@ def write_index(
         raise IndexWriteError(f"cannot write the index to {index_dir}: {exc.strerror or exc}") from exc
     finally:
         if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
+            remove_ours(staging)
     with suppress(OSError):
         (index_dir / STAGING_MARKER).unlink()
+
+
+def _check_vectors(vectors: np.ndarray, chunks: list[Chunk], offtopic: np.ndarray) -> None:
+    """An index is never written with a vector that is NaN, infinite, zero or not unit length
+    (one would silently answer nothing): the model, or what a build reused, is broken."""
+    bad, bank = bad_rows(vectors), bad_rows(offtopic)
+    if len(bad) or len(bank):
+        where = f"in {chunks[int(bad[0])].source}" if len(bad) else "of the off-topic bank's questions"
+        raise ModelError(
+            f"the embedding of {len(bad) + len(bank):,} text(s) is NaN, infinite, zero or not unit "
+            f"length (the first {where}); the model is broken, and the index was not written"
+        )
 
 
 def _swap_in(staging: Path, index_dir: Path) -> Path | None:
@@ -385,13 +394,3 @@ def peek_meta(folder: Path) -> dict | None:
         return check_meta(_read_meta_object(folder), "")
     except IndexCorruptError:
         return None
-
-
-def find_index(start: Path, name: str = "index") -> Path | None:
-    """The nearest ``name/`` folder that is a semsearch index, from ``start`` up to the root
-    (as git finds ``.git``), or None."""
-    for folder in (start, *start.parents):
-        candidate = folder / name
-        if candidate.is_dir() and is_semsearch_index(candidate):
-            return candidate
-    return None

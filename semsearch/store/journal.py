@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import secrets
-import shutil
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -27,9 +26,14 @@ from typing import Literal
 
 import numpy as np
 
+from semsearch.store import cleanup
+from semsearch.store.reader import bad_rows
 from semsearch.store.schema import STAGING_MARKER
 from semsearch.util.jsonparse import parse_json
+from semsearch.util.regular import ARRAY_BOUND, load_array, read_text
 
+KEYS_BOUND = 1 << 26
+"""The largest keys file of a shard read (a shard holds a few hundred 65-byte keys)."""
 FLUSH_ROWS = 256
 FLUSH_SECONDS = 5.0
 """A shard is written every this many rows or seconds, whichever comes first: a killed build
@@ -50,6 +54,9 @@ class Journal:
         self._vectors: list[np.ndarray] = []
         self._flushed_at = time.monotonic()
         self.flush_rows = FLUSH_ROWS
+        self.damaged = 0
+        """Rows of the shards found damaged (a NaN, infinite, zero or not unit-length row in the
+        shard), skipped: embedded again."""
 
     def expect(self, rows: int) -> None:
         """``rows`` are about to be embedded: write a shard at least every 5% of them, so that
@@ -61,13 +68,9 @@ class Journal:
 
     @property
     def ours(self) -> bool:
-        """The folder is a real folder (not a link) carrying the marker semsearch writes."""
-        return (
-            self.folder.is_dir()
-            and not self.folder.is_symlink()
-            and (self.folder / STAGING_MARKER).is_file()
-            and not (self.folder / STAGING_MARKER).is_symlink()
-        )
+        """The folder is a real folder (not a link) carrying the marker semsearch writes, or
+        an empty one (a removal killed after the marker went: see ``cleanup``)."""
+        return cleanup.ours(self.folder)
 
     @property
     def usable(self) -> bool:
@@ -77,7 +80,7 @@ class Journal:
 
     def _same_model(self) -> bool:
         try:
-            return parse_json((self.folder / "model.json").read_text()) == self._model_record()
+            return parse_json(read_text(self.folder / "model.json", 1 << 16)) == self._model_record()
         except (OSError, ValueError):
             return False
 
@@ -105,7 +108,7 @@ class Journal:
         found: set[str] = set()
         for keys_file in sorted(self.folder.glob("*.keys")) if self.ours else []:
             try:
-                found.update(keys_file.read_text(encoding="ascii").split())
+                found.update(read_text(keys_file, KEYS_BOUND, "ascii").split())
             except (OSError, ValueError):
                 continue  # a damaged shard holds nothing a build could use
         return found
@@ -130,12 +133,25 @@ class Journal:
         mapped, not read); a damaged shard is skipped, its rows embedded again."""
         for keys_file in sorted(self.folder.glob("*.keys")):
             try:
-                keys = keys_file.read_text(encoding="ascii").split()
-                vectors = np.load(keys_file.with_suffix(".npy"), mmap_mode=mmap_mode, allow_pickle=False)
+                keys = read_text(keys_file, KEYS_BOUND, "ascii").split()
+                vectors = load_array(keys_file.with_suffix(".npy"), mmap=mmap_mode == "r", bound=ARRAY_BOUND)
             except (OSError, ValueError, EOFError):
                 continue
-            if vectors.dtype == np.float32 and vectors.shape == (len(keys), self.dim):
-                yield keys, vectors
+            if vectors.dtype != np.float32 or vectors.shape != (len(keys), self.dim):
+                continue
+            if len(bad_rows(vectors)):  # NaN, infinite, zero: never put into an index
+                self.damaged += len(keys)
+                continue
+            yield keys, vectors
+
+    def warnings(self) -> list[str]:
+        """What ``load`` found damaged, for the build's report."""
+        if not self.damaged:
+            return []
+        return [
+            f"{self.damaged:,} vector(s) kept by an interrupted build in {self.folder} were damaged "
+            "(NaN, infinite, zero or not unit length): embedded again"
+        ]
 
     def add(self, keys: list[str], vectors: np.ndarray) -> None:
         """Keep rows just embedded (written out as a shard now and then: see ``FLUSH_ROWS``)."""
@@ -147,8 +163,9 @@ class Journal:
     def flush(self) -> None:
         if not self._keys or not self.usable:
             return
-        if not self.ours:
-            self.folder.mkdir(mode=0o777)  # fails if anything appeared there meanwhile
+        if not cleanup.marked(self.folder):
+            if not self.ours:
+                self.folder.mkdir(mode=0o777)  # fails if anything appeared there meanwhile
             (self.folder / STAGING_MARKER).touch()
             (self.folder / "model.json").write_text(json.dumps(self._model_record()))
         name = f"{time.time_ns():020d}-{secrets.token_hex(2)}"
@@ -163,4 +180,4 @@ class Journal:
     def discard(self) -> None:
         """Remove the journal (only a folder carrying our marker)."""
         if self.ours:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            cleanup.remove_ours(self.folder)

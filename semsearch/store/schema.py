@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from semsearch.encode.keywords import FILES as KEYWORD_FILES
+from semsearch.encode.keywords import stemmer_name
 from semsearch.errors import IndexCorruptError, MetaUnreadableError
 from semsearch.store.chunkfile import CHECKSUMS_FILE, CHUNKS_FILE, OFFSETS_FILE
 
@@ -82,6 +83,15 @@ def _language_offsets(value: Any) -> bool:
     return isinstance(value, dict) and all(_number(offset) for offset in value.values())
 
 
+def _keyword_language(value: dict) -> bool:
+    """The keyword index's language: a name, or None, and the stemmer recorded beside it is that
+    language's (one changed alone would stem questions unlike the documents: no keyword match)."""
+    language = value.get("language")
+    if not (language is None or (isinstance(language, str) and language)):
+        return False
+    return "stemmer" not in value or value["stemmer"] == stemmer_name(language)
+
+
 def _skipped_record(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("reason"), str)
 
@@ -111,7 +121,7 @@ FIELDS: dict[str, Callable[[Any], bool]] = {
 OPTIONAL_FIELDS: dict[str, Callable[[Any], bool]] = {
     "skipped": lambda v: isinstance(v, dict) and all(_skipped_record(r) for r in v.values()),
     "excludes": lambda v: isinstance(v, list) and all(isinstance(p, str) for p in v),
-    "keywords": lambda v: isinstance(v, dict) and _optional_text(v.get("language")),
+    "keywords": lambda v: isinstance(v, dict) and _keyword_language(v),
     "calibrated": lambda v: isinstance(v, dict) and _cosine(v.get("value")),
     "front_matter": lambda v: isinstance(v, dict) and _integer(v.get("version")),
     "corpus_language": _optional_text,

@@ -96,7 +96,7 @@ def test_the_stale_warning_gives_the_command_that_works(fake_sample_index, tmp_p
     shutil.copytree(fake_sample_index, index)
     meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
     (index / "meta.json").write_text(json.dumps({**meta, "docs_root": str(docs)}), encoding="utf-8")
-    write(docs / "nowy.md", "# Nowy\n\nNowy plik.\n")
+    write(docs / "kontakt.md", "# Kontakt\n\nNowy numer.\n")  # a recorded file (new ones: see staleness)
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", index)
     assert f"run `semsearch build {docs} --index {index}`" in result.stderr
 

@@ -203,9 +203,9 @@ def test_damaged_keywords_with_damaged_vectors_or_chunks_reuse_nothing(docs, tmp
     spec, settings = meta["model"]["spec"], meta["chunking"]
     (index / "keywords.vocab.txt").write_text("zz\n")
     vectors = np.load(index / "vectors.npy")
-    np.save(index / "vectors.npy", vectors * 2)  # not unit length
+    np.save(index / "vectors.npy", vectors * 2)  # not unit length: found when read, before the keywords
     reusable = reusable_index(index, spec, settings, full=False)
-    assert reusable.index is None and "unreadable keyword index" in reusable.full_reason
+    assert reusable.index is None and "damaged vectors" in reusable.full_reason
 
     np.save(index / "vectors.npy", vectors)
     assert reusable_index(index, spec, settings, full=False).repair  # keywords alone: repaired

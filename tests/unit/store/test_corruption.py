@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -65,7 +66,7 @@ def _damage_file(folder, rng: random.Random) -> str:
     data = path.read_bytes()
     kind = rng.choice(["truncate", "zero bytes", "garbage", "garbage header", "swap", "delete"])
     if kind == "truncate":
-        path.write_bytes(data[: rng.randrange(len(data))])
+        path.write_bytes(data[: rng.randrange(max(1, len(data)))])
     elif kind == "zero bytes":
         path.write_bytes(b"")
     elif kind == "garbage":
@@ -169,3 +170,220 @@ def test_build_never_deletes_or_changes_a_file_it_did_not_create(tmp_path, fake_
         assert not any(name.endswith(".lock") for name in os.listdir(os.path.dirname(real))), target
     print(f"{LAYOUTS} layouts: {outcomes}")
     assert outcomes["built"] and outcomes["refused"]
+
+
+# Hostile index files and poisoned rows (issue 22, findings 7 and 9): every index file replaced
+# by a FIFO, a link to /dev/zero, a folder or a dangling link; NaN, infinite and zero rows in
+# every matrix; truncation and bit flips. Always one line and exit 2 (a poisoned row is damage,
+# never "No answer"); never a hang (each case runs under an alarm).
+
+NOT_REGULAR = ("fifo", "dev-zero link", "folder", "dangling link", "link to a copy")
+ROWS = ("nan row", "inf row", "zero row", "all zero")
+MATRICES = ("vectors.npy", "offtopic.npy", "keywords.data.npy")
+CASE_SECONDS = 20
+HOSTILE_QUESTION = "Ile kosztuje dostawa kurierem?"  # answered on the intact fake index
+
+
+def _not_regular(path, kind: str) -> None:
+    copy = path.with_name(path.name + ".copy")
+    shutil.move(path, copy)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero link":
+        os.symlink("/dev/zero", path)
+    elif kind == "folder":
+        path.mkdir()
+        shutil.move(copy, path / path.name)  # the real file, one level down
+        return
+    elif kind == "dangling link":
+        os.symlink(path.with_name("nowhere"), path)
+    else:
+        os.symlink(copy.name, path)  # the right bytes, through a link: still refused
+        return
+    copy.unlink()
+
+
+def _poison(path, kind: str, rng: random.Random) -> None:
+    import numpy as np
+
+    array = np.load(path)
+    flat = array.reshape(len(array), -1) if array.ndim > 1 else array.reshape(-1, 1)
+    row = rng.randrange(len(flat))
+    if kind == "nan row":
+        flat[row] = np.nan
+    elif kind == "inf row":
+        flat[row, rng.randrange(flat.shape[1])] = np.inf
+    elif kind == "zero row" and array.ndim > 1:
+        flat[row] = 0
+    elif kind == "zero row":  # keyword weights: a row of zeros is no damage there, a NaN is
+        flat[row] = np.nan
+    else:
+        flat[:] = 0 if array.ndim > 1 else np.nan
+    np.save(path, flat.reshape(array.shape))
+
+
+def _flip(path, rng: random.Random) -> str:
+    """Flip one bit where the reader can tell: an array's header, a chunk line (CRC-checked),
+    a JSON structure character of meta.json."""
+    data = bytearray(path.read_bytes())
+    if path.suffix == ".npy":
+        spots = range(min(len(data), 10 + int.from_bytes(data[8:10], "little")))
+    elif path.name == "meta.json":
+        spots = [i for i, byte in enumerate(data) if chr(byte) in '{}[]":,']
+    elif path.name == "chunks.json":
+        spots = range(len(data))
+    else:
+        return "unchanged"
+    spot = rng.choice(list(spots))
+    data[spot] ^= 1 << rng.randrange(8)
+    path.write_bytes(bytes(data))
+    return f"bit {spot}"
+
+
+def hostile_cases(rng: random.Random, count: int = 0) -> list[tuple[str, str]]:
+    """(file, damage) pairs: every non-regular kind for every index file, every row kind for
+    every matrix, then random truncations and bit flips up to ``count``."""
+    cases = [(name, kind) for name in INDEX_FILES for kind in NOT_REGULAR]
+    cases += [(name, kind) for name in MATRICES for kind in ROWS]
+    rng.shuffle(cases)
+    while len(cases) < count:
+        name = rng.choice(INDEX_FILES)
+        kinds = ["truncate", "bit flip", *NOT_REGULAR, *(ROWS if name in MATRICES else ())]
+        cases.append((name, rng.choice(kinds)))
+    return cases[: count or None]
+
+
+def damage_hostile(folder, name: str, kind: str, rng: random.Random) -> str:
+    path = folder / name
+    if kind in NOT_REGULAR:
+        _not_regular(path, kind)
+    elif kind in ROWS:
+        _poison(path, kind, rng)
+    elif kind == "truncate":
+        data = path.read_bytes()
+        path.write_bytes(data[: rng.randrange(max(1, len(data)))])
+    else:
+        kind = f"bit flip ({_flip(path, rng)})"
+    return f"{name}: {kind}"
+
+
+def strict(kind: str) -> bool:
+    """Damage that must be exit 2 (truncation and bit flips may leave a readable index)."""
+    return kind in NOT_REGULAR or kind in ROWS
+
+
+class _Alarm(Exception):
+    pass
+
+
+def within_seconds(seconds: int, call):
+    """``call()``, or _Alarm after ``seconds`` (a hang on a FIFO is a failure, not a stuck run)."""
+    import signal
+
+    def ring(signum, frame):
+        raise _Alarm
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.alarm(seconds)
+    try:
+        return call()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+COMMANDS = (
+    ["ask", HOSTILE_QUESTION],
+    ["info"],
+    ["ask", HOSTILE_QUESTION, "--mode", "keyword"],
+    ["info", "--json"],
+    ["ask", HOSTILE_QUESTION, "--mode", "dense", "--json"],
+)
+
+
+def check_outcome(result, where: str, must_fail: bool) -> str:
+    """Exit 0 or a one-line error with exit 2 (``must_fail``: only the error); never exit 1."""
+    assert result.exit_code in ((2,) if must_fail else (0, 2)), where
+    assert result.exception is None or isinstance(result.exception, SystemExit), where
+    assert "Traceback" not in result.output and "unexpected" not in result.stderr, where
+    if result.exit_code == 2:
+        assert result.stderr.strip().count("\n") == 0 and result.stderr.startswith("error: "), where
+        assert "pickled" not in result.stderr, where  # /dev/zero is no pickle
+    return "exit 2" if result.exit_code == 2 else "answered"
+
+
+@pytest.fixture(scope="module")
+def fake_index(tmp_path_factory):
+    from .conftest import SAMPLE_DOCS, HashingEmbedder
+
+    index = tmp_path_factory.mktemp("fake") / "index"
+    build_index(SAMPLE_DOCS, index, embedder=HashingEmbedder())
+    return index
+
+
+def _mcp_call(folder, embedder, info: bool) -> None:
+    from semsearch.mcp.server import Library
+
+    library = Library(folder, embedder=embedder)
+    return library.index_info() if info else library.search(HOSTILE_QUESTION)
+
+
+def run_hostile(index, tmp_path, cases, rng, embedder, mcp_every: int = 4) -> dict:
+    """Damage a copy of ``index`` per case, run a command (or MCP's library) on it."""
+    outcomes = {"exit 2": 0, "answered": 0, "mcp error": 0, "mcp answered": 0}
+    for trial, (name, kind) in enumerate(cases):
+        folder = tmp_path / f"hostile-{trial}"
+        shutil.copytree(index, folder, symlinks=True)
+        damage = damage_hostile(folder, name, kind, rng)
+        if trial % mcp_every == mcp_every - 1:
+            call = functools.partial(_mcp_call, folder, embedder, trial % 2 == 0)
+            try:
+                within_seconds(CASE_SECONDS, call)
+                assert not strict(kind), f"{damage} → MCP answered"
+                outcomes["mcp answered"] += 1
+            except _Alarm:
+                pytest.fail(f"{damage} → MCP hung")
+            except Exception as exc:  # a tool error: one line, no traceback
+                assert type(exc).__name__ == "ToolError" and "\n" not in str(exc).strip(), (damage, exc)
+                outcomes["mcp error"] += 1
+        else:
+            command = COMMANDS[trial % len(COMMANDS)]
+            arguments = [*command, "--index", str(folder)]
+            try:
+                result = within_seconds(CASE_SECONDS, functools.partial(runner.invoke, app, arguments))
+            except _Alarm:
+                pytest.fail(f"{damage} → {' '.join(command)} hung")
+            where = f"{damage} → {' '.join(command)}: exit {result.exit_code}\n{result.output}"
+            outcomes[check_outcome(result, where, strict(kind))] += 1
+        shutil.rmtree(folder)
+    return outcomes
+
+
+def test_hostile_index_files_and_poisoned_rows_fast_lane(fake_index, tmp_path, monkeypatch):
+    from semsearch.retrieve import opening
+
+    from .conftest import HashingEmbedder
+
+    monkeypatch.setattr(opening, "load_embedder", lambda spec, local_only=True: HashingEmbedder())
+    intact = runner.invoke(app, ["ask", HOSTILE_QUESTION, "--index", str(fake_index)])
+    assert intact.exit_code == 0, intact.output
+    rng = random.Random(22)
+    cases = hostile_cases(rng)  # the systematic ones alone
+    assert len(cases) == len(INDEX_FILES) * len(NOT_REGULAR) + len(MATRICES) * len(ROWS)
+    outcomes = run_hostile(fake_index, tmp_path, cases, rng, HashingEmbedder())
+    print(f"{len(cases)} hostile index cases: {outcomes}")
+    assert outcomes["answered"] == outcomes["mcp answered"] == 0
+
+
+@pytest.mark.slow
+def test_hostile_index_files_poisoned_rows_truncation_and_bit_flips(sample_index, tmp_path):
+    intact = runner.invoke(app, ["ask", QUESTION, "--index", str(sample_index)])
+    assert intact.exit_code == 0, intact.output
+    from semsearch.retrieve.opening import embedder_for, load_index
+
+    rng = random.Random(2022)
+    cases = hostile_cases(rng, 300)
+    embedder = embedder_for(load_index(sample_index))
+    outcomes = run_hostile(sample_index, tmp_path, cases, rng, embedder, mcp_every=5)
+    print(f"{len(cases)} hostile index cases on the real index: {outcomes}")
+    assert outcomes["exit 2"] + outcomes["mcp error"] > len(cases) * 0.7
