@@ -314,7 +314,7 @@ def check_outcome(result, where: str, must_fail: bool) -> str:
 
 @pytest.fixture(scope="module")
 def fake_index(tmp_path_factory):
-    from .conftest import SAMPLE_DOCS, HashingEmbedder
+    from tests.helpers import SAMPLE_DOCS, HashingEmbedder
 
     index = tmp_path_factory.mktemp("fake") / "index"
     build_index(SAMPLE_DOCS, index, embedder=HashingEmbedder())
@@ -361,8 +361,7 @@ def run_hostile(index, tmp_path, cases, rng, embedder, mcp_every: int = 4) -> di
 
 def test_hostile_index_files_and_poisoned_rows_fast_lane(fake_index, tmp_path, monkeypatch):
     from semsearch.retrieve import opening
-
-    from .conftest import HashingEmbedder
+    from tests.helpers import HashingEmbedder
 
     monkeypatch.setattr(opening, "load_embedder", lambda spec, local_only=True: HashingEmbedder())
     intact = runner.invoke(app, ["ask", HOSTILE_QUESTION, "--index", str(fake_index)])

@@ -25,8 +25,7 @@ from semsearch.retrieve import opening
 from semsearch.retrieve.opening import load_index
 from semsearch.store import folder, nearest
 from semsearch.store.journal import Journal, embedding_key
-
-from .conftest import REPO, SAMPLE_DOCS, HashingEmbedder, write
+from tests.helpers import REPO, SAMPLE_DOCS, HashingEmbedder, write
 
 runner = CliRunner()
 QUESTION = "Ile kosztuje dostawa kurierem?"  # answered on the fake-embedder index of docs/
