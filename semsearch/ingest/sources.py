@@ -310,7 +310,7 @@ def read_source(path: Path, docs: Path, target: Sequence[str] | None = None) -> 
             info = os.fstat(handle.fileno())
             if reason := _not_regular(info.st_mode):
                 return Skipped(relative, reason)
-            if reason := _too_big(info.st_size):  # recorded with its size: changed_files sees it
+            if reason := _too_big(info.st_size):  # recorded with its size: a later change is seen
                 return Skipped(relative, reason, info.st_size, info.st_mtime_ns)
             raw = handle.read(LARGEST_FILE_BYTES + 1)
     except LinkInTheWay:
@@ -358,28 +358,3 @@ def docs_relative(pattern: str, docs: Path) -> str:
         rest = "/".join(parts[cut:])
         return rest if relative == "." else f"{relative}/{rest}"
     return pattern
-
-
-def changed_files(docs: Path, recorded: dict[str, dict], excludes: Sequence[str] = ()) -> list[str]:
-    """Files added, removed or modified since the build, judged from sizes and mtimes only.
-
-    ``recorded`` maps relative paths to their ``size`` and ``mtime_ns`` at build time; entries
-    without a size (symlinks that were not followed) are not files to compare.
-    """
-    recorded = {path: entry for path, entry in recorded.items() if entry.get("size") is not None}
-    if not docs.is_dir():
-        return sorted(recorded)
-    paths, _ = discover(docs, excludes)
-    changed = []
-    seen = set()
-    for path in paths:
-        relative = _relative(path, docs)
-        seen.add(relative)
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        before = recorded.get(relative)
-        if before is None or (before.get("size"), before.get("mtime_ns")) != (stat.st_size, stat.st_mtime_ns):
-            changed.append(relative)
-    return sorted(changed + [r for r in recorded if r not in seen])
