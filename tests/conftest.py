@@ -60,6 +60,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     _RealModels.allowed = item.get_closest_marker("slow") is not None
 
 
+@pytest.fixture(autouse=True)
+def _fresh_consoles():
+    """Each test gets consoles made under its own environment (``COLUMNS`` read when one is made):
+    the CLI keeps one per process, which made a test's output width depend on the tests before it
+    (seen when two workers ran the files in another order)."""
+    from semsearch.cli.render.output import console
+
+    console.cache_clear()
+    yield
+    console.cache_clear()
+
+
 @pytest.fixture
 def fake_embedder():
     return HashingEmbedder()
