@@ -199,7 +199,7 @@ def test_no_answer_is_said_in_a_readers_words_with_the_closest_passage(sample_in
     """An outside probe (issue 25): the refusal spoke of "off-topic bank questions" and showed
     nothing of what was found. Now: plain words, the best and needed scores, and the closest
     passage as a location with its score, marked as below the line; exit 1 stays."""
-    from .conftest import REPO
+    from tests.helpers import REPO
 
     monkeypatch.chdir(REPO)  # locations as a user in the project sees them: docs/x.md:12
     question = "Jaka jest pogoda w Krakowie?"

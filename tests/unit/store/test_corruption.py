@@ -86,14 +86,14 @@ def _damage_file(folder, rng: random.Random) -> str:
 
 
 @pytest.mark.slow
-def test_a_damaged_index_is_one_line_and_exit_2_never_a_traceback(fake_sample_index, tmp_path):
-    intact = runner.invoke(app, ["ask", QUESTION, "--index", str(fake_sample_index)])
+def test_a_damaged_index_is_one_line_and_exit_2_never_a_traceback(sample_index, tmp_path):
+    intact = runner.invoke(app, ["ask", QUESTION, "--index", str(sample_index)])
     assert intact.exit_code == 0, intact.output
     rng = random.Random(11)
     outcomes = {"exit 2": 0, "answered": 0}
     for trial in range(DAMAGES):
         folder = tmp_path / f"damaged-{trial}"
-        shutil.copytree(fake_sample_index, folder)
+        shutil.copytree(sample_index, folder)
         damage = _damage_meta(folder, rng) if rng.random() < 0.5 else _damage_file(folder, rng)
         command = [["ask", QUESTION], ["info"], ["ask", QUESTION, "--mode", "keyword"], ["info", "--json"]][
             trial % 4
