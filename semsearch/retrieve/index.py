@@ -1,4 +1,5 @@
-"""Building an index and querying it (the on-disk format, writing and reading: ``store``).
+"""An index as a search reads it: rows ranked for a question, filters, and the answer that passes
+the gate (building it: ``build``; its files on disk, written and read: ``store``).
 
 An index is a folder of: ``vectors.npy`` (N x dim float32, L2-normalized rows: dot product =
 cosine), ``chunks.json`` (the N chunks, in row order), ``meta.json`` (model, chunking settings,
@@ -247,7 +248,7 @@ class Index:
         ranked = self.ranked(question, query_vector, k, mode, paths, where, cosine)
         first_score, first_exact = (ranked[0].score, ranked[0].exact) if ranked else (None, False)
         named = self.named_rows(question)
-        unheld = all_unheld(named)
+        unheld = all_unheld(named) if min_score is None else ()  # the gate's rule, not a cutoff's
         own_baseline = None
         if min_score is None:
             own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
@@ -268,8 +269,8 @@ class Index:
             fused=fuses(mode, question),
             missing=tuple(missing := self.missing_outside(named, allowed)),
             missing_elsewhere={name: files for name, files in missing.items() if files},
-            best_score=ranked[0].score if ranked else None,
-            unheld=unheld if min_score is None else (),
+            best_score=first_score,
+            unheld=unheld,
             closest=self._hit(1, ranked[0]) if ranked and not hits else None,
         )
 
@@ -317,9 +318,8 @@ _SALIENT_MARKS = re.compile(r"[._()]|[A-Z][a-z0-9]+[A-Z]")
 
 def is_salient(name: str) -> bool:
     """An ASCII name as code or a catalogue writes it: capitals or short letter runs with digits
-    (``PAY-517``, ``v2``; not ``130-metrowy``), a dot,
-    underscore or call (``events.once``, ``max_size``), two capitalised parts (``ActionMailer``),
-    or a legal reference (``§ 99``)."""
+    (``PAY-517``, ``v2``; not ``130-metrowy``), a dot, underscore or call (``events.once``,
+    ``max_size``), two capitalised parts (``ActionMailer``), or a legal reference (``§ 99``)."""
     if name.startswith(("§", "art.")):
         return True
     if not name.isascii():

@@ -11,10 +11,11 @@ followed and counts as changed. Files added since the build are not looked for h
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+
+from semsearch.util.printable import unreadable
 
 
 def changed_recorded(docs_root: Path, recorded: Mapping[str, dict]) -> list[str]:
@@ -32,7 +33,7 @@ def changed_recorded(docs_root: Path, recorded: Mapping[str, dict]) -> list[str]
     changed = []
     for relative, entry in compared.items():
         info = _stat_inside(root, relative, folders)
-        if info is None and (real := _undecodable(relative)) != relative:
+        if info is None and (real := unreadable(relative)) != relative:
             info = _stat_inside(root, real, folders)
         if info is None or (entry.get("size"), entry.get("mtime_ns")) != (info.st_size, info.st_mtime_ns):
             changed.append(relative)
@@ -59,16 +60,6 @@ def _stat_inside(root: Path, relative: str, folders: dict[str, bool]) -> os.stat
     except (OSError, ValueError):
         return None
     return info if folders[parent] and stat.S_ISREG(info.st_mode) else None
-
-
-_ESCAPED_BYTE = re.compile(r"\\x([89a-f][0-9a-f])")
-
-
-def _undecodable(relative: str) -> str:
-    """A recorded name as the file system spells it: the build records a name that is not UTF-8
-    with its bytes escaped (``bad\\xff.md``, see ``util.printable.readable``); the bytes come
-    back as the surrogates ``os`` functions turn into them."""
-    return _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), relative)
 
 
 def _inside(path: str, root: Path) -> bool:

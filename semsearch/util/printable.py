@@ -56,3 +56,12 @@ def readable(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # surrogates that did not come from undecodable bytes
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+_ESCAPED_BYTE = re.compile(r"\\x([89a-f][0-9a-f])")
+
+
+def unreadable(text: str) -> str:
+    """``readable`` undone: each byte it wrote as ``\\xNN`` back as the surrogate that ``os``
+    functions turn into that byte, so a name recorded readably (``bad\\xff.md``) opens the file."""
+    return _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
