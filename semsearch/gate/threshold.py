@@ -45,6 +45,7 @@ from semsearch.encode.embedders import Embedder
 from semsearch.encode.keywords import KeywordIndex
 from semsearch.gate.bank import NO_LANGUAGE, offtopic_bank
 from semsearch.ingest.chunking import Chunk
+from semsearch.store.records import MarginRecord
 
 GATE = 4
 """Version of the rule; recorded with the cut (a record without it holds a legacy cosine floor)."""
@@ -111,7 +112,7 @@ class Calibration:
     """The bank questions kept as the background of the no-answer rule."""
     languages: list[str]
     """The language of each bank question, in bank order (``language_offsets`` are keyed by it)."""
-    record: dict
+    record: MarginRecord
     """What meta.json records about how ``min_score`` was obtained."""
 
     @property
@@ -294,20 +295,22 @@ def calibrate_with(references: References, keywords: KeywordIndex | None, chunks
         offtopic=refs.bank_vectors,
         background_rows=[int(i) for i in np.flatnonzero(refs.keep)],
         languages=[language for language, _ in bank],
-        record={
-            "value": round(cut, 6),
-            "gate": GATE,
-            "source": "build",
-            "method": METHOD,
-            "language_offsets": offsets,
-            "titles_language": titles_language,
-            "offtopic_relevance": _summary(bank_relevance),
-            "ontopic_relevance": _summary(title_relevance),
-            "offtopic": _summary(refs.bank_best),
-            "ontopic": _summary(refs.title_best),
-            "background_questions": int(refs.keep.sum()),
-            "bank_dropped_as_on_topic": int((~refs.keep).sum()),
-        },
+        record=MarginRecord(
+            value=round(cut, 6),
+            gate=GATE,
+            source="build",
+            method=METHOD,
+            language_offsets=offsets,
+            titles_language=titles_language,
+            other={
+                "offtopic_relevance": _summary(bank_relevance),
+                "ontopic_relevance": _summary(title_relevance),
+                "offtopic": _summary(refs.bank_best),
+                "ontopic": _summary(refs.title_best),
+                "background_questions": int(refs.keep.sum()),
+                "bank_dropped_as_on_topic": int((~refs.keep).sum()),
+            },
+        ),
     )
 
 
