@@ -280,7 +280,7 @@ def _build(
     write_index(plan.target, vectors, chunks, meta, calibration.offtopic, keywords)
     journal.discard()
     plan.report.chunks = len(chunks)
-    plan.report.margin = calibrated.value if calibrated else calibration.min_score
+    plan.report.margin = calibrated.value if calibrated else calibration.margin
 
 
 def _journal(plan: _Plan, embedder: Embedder) -> Journal:

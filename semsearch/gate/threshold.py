@@ -104,8 +104,8 @@ class References:
 
 @dataclass
 class Calibration:
-    min_score: float
-    """The cut on relevance (best cosine minus the question's baseline)."""
+    margin: float
+    """The margin: the cut on relevance (best cosine minus the question's baseline)."""
     offtopic: np.ndarray
     """Query vectors of every bank question (k x dim), in bank order."""
     background_rows: list[int]
@@ -113,7 +113,7 @@ class Calibration:
     languages: list[str]
     """The language of each bank question, in bank order (``language_offsets`` are keyed by it)."""
     record: MarginRecord
-    """What meta.json records about how ``min_score`` was obtained."""
+    """The margin as meta.json records it, with how it was obtained."""
 
     @property
     def background(self) -> np.ndarray:
@@ -291,7 +291,7 @@ def calibrate_with(references: References, keywords: KeywordIndex | None, chunks
     bank_relevance = bank_relevance - np.array([offsets.get(language, 0.0) for language in kept_languages])
     cut = choose_cut(bank_relevance, title_relevance)
     return Calibration(
-        min_score=cut,
+        margin=cut,
         offtopic=refs.bank_vectors,
         background_rows=[int(i) for i in np.flatnonzero(refs.keep)],
         languages=[language for language, _ in bank],

@@ -121,6 +121,8 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None, keywords: bool
 def _load_keywords(index_dir: Path, meta: IndexMeta, rows: int, problem: str) -> KeywordIndex | None:
     if meta.keywords is None:
         return None  # built before keyword search existed
+    if not meta.keywords.holds("language"):
+        raise IndexCorruptError(f"{problem} has an unreadable keyword index ('language')")
     try:
         return KeywordIndex.load(index_dir, rows, meta.keywords.language)
     except READ_ERRORS as exc:

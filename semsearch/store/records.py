@@ -94,6 +94,10 @@ class Record:
                 fits[key] = tuple(value)
         return cls(**fits, other=other, read=tuple(obj))
 
+    def holds(self, key: str) -> bool:
+        """Whether meta.json holds the field ``key`` (a record made by this version: all its fields)."""
+        return self.read is None or key in self.read
+
     def fields_json(self) -> dict[str, Json]:
         """Every typed field as JSON, in the order a build writes them."""
         return {key: as_json(getattr(self, key)) for key in self.TYPED}

@@ -121,7 +121,7 @@ def test_calibration_records_the_cut_and_keeps_every_language_as_background(fake
     vectors = fake_embedder.embed_passages([embedding_text(c) for c in chunks])
     calibration = calibrate(fake_embedder, vectors, chunks)
     assert calibration.record.gate == GATE
-    assert calibration.record.value == pytest.approx(calibration.min_score, abs=1e-6)
+    assert calibration.record.value == pytest.approx(calibration.margin, abs=1e-6)
     assert {bank[i][0] for i in calibration.background_rows} == {"pl", "en"}
     assert calibration.languages == [language for language, _ in bank]
     assert set(calibration.record.language_offsets) <= {"pl", "en"}

@@ -207,3 +207,15 @@ def test_a_file_record_made_by_a_build_has_the_fields_in_the_order_a_build_write
     record = FileRecord(sha256="s", size=1, mtime_ns=2, chunks=0, rows=(0, 0))
     assert list(record.to_json()) == ["sha256", "size", "mtime_ns", "chunks", "rows"]
     assert not record.has_text
+
+
+def test_a_keyword_record_without_its_language_is_an_unreadable_keyword_index(tmp_path, fake_embedder):
+    write(tmp_path / "docs" / "a.md", "# Zwroty\n\nZwrot w ciągu 14 dni.\n")
+    build_index(tmp_path / "docs", tmp_path / "index", embedder=fake_embedder)
+    path = tmp_path / "index" / "meta.json"
+    obj = json.loads(path.read_text(encoding="utf-8"))
+    del obj["keywords"]["language"], obj["keywords"]["stemmer"]
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    with pytest.raises(IndexCorruptError, match=r"has an unreadable keyword index \('language'\)$"):
+        load_index(tmp_path / "index")
+    assert load_index(tmp_path / "index", keywords=False).meta.keywords.language is None
