@@ -32,6 +32,7 @@ from ranking_candidates import candidates, keyword_weight, rows_default, rows_pl
 from ranking_sets import SETS, TUNE, CachedModel, Case, load_case  # noqa: E402
 
 from semsearch.evaluation.quality import evaluate, is_hit  # noqa: E402
+from semsearch.retrieve.index import all_unheld  # noqa: E402
 
 
 def outcomes(case: Case, rows_of) -> dict[str, np.ndarray]:
@@ -112,6 +113,29 @@ def gate_figures(case: Case, model: CachedModel) -> dict[str, float | None]:
     }
 
 
+def gate_of(case: Case, ranker) -> dict[str, float | None]:
+    """Answered and off-topic refused when ``ranker`` orders the passages: ``eval``'s decision
+    (``Gate.decide``) on its first passage."""
+    index = case.index
+    answered, refused = [], []
+    for i, question in enumerate(case.questions):
+        rows = ranker(case, i)
+        first = int(rows[0])
+        text = question.question
+        baseline = index.gate.baseline(text, case.vectors[i], case.cosines[i].astype(np.float32))
+        exact = first in set(index.identifier_rows(text).tolist())
+        unheld = bool(all_unheld(index.named_rows(text)))
+        passes = index.gate.decide(float(case.cosines[i][first]), exact, baseline, unheld).answered
+        if question.answerable:
+            answered.append(passes)
+        elif question.kind == "offtopic":
+            refused.append(not passes)
+    return {
+        "answered": float(np.mean(answered)),
+        "refused": float(np.mean(refused)) if refused else None,
+    }
+
+
 def gate_table(cases: list[Case], model: CachedModel) -> list[str]:
     """The gate before (BM25 at equal weight in fusion) and after, in one run."""
     lines = [
@@ -141,6 +165,7 @@ def main() -> None:
     parser.add_argument("--match", help="only the candidates whose name holds this")
     parser.add_argument("--skip", help="leave out the candidates whose name holds this")
     parser.add_argument("--gate", action="store_true", help="the no-answer gate before and after")
+    parser.add_argument("--gate-of", help="the gate's figures with this candidate's ranking")
     parser.add_argument("--json")
     args = parser.parse_args()
     model = CachedModel()
@@ -155,6 +180,13 @@ def main() -> None:
     report: dict = {"sets": {c.name: {k: figures(v) for k, v in base[c.name].items()} for c in cases}}
     if args.gate:
         print("\n" + "\n".join(gate_table(cases, model)), flush=True)
+    if args.gate_of:
+        ranker = candidates(model)[args.gate_of]
+        print(f"\nThe gate with {args.gate_of}: answered, off-topic refused (default | candidate)")
+        for case in cases:
+            ours, theirs = gate_of(case, rows_default), gate_of(case, ranker)
+            answered = f"{ours['answered']:.3f} / {theirs['answered']:.3f}"
+            print(f"| {case.name} | {answered} | {ours['refused']} / {theirs['refused']} |")
     if args.misses:
         for case in cases:
             print("\n".join(misses(case, base)))

@@ -189,6 +189,25 @@ def keyword_weight(weight: float) -> Iterator[None]:
         index_module.KEYWORD_WEIGHT = kept
 
 
+def bm25_every_question(weight: float) -> Callable:
+    """Hybrid fusing every question: BM25 at ``weight`` for a question in plain words, at
+    ``KEYWORD_WEIGHT`` (as now) for one naming something exact. A ranker."""
+    import semsearch.retrieve.index as index_module
+    from semsearch.retrieve.search import KEYWORD_WEIGHT, names_something_exact
+
+    def rows(case, i: int) -> np.ndarray:
+        question = case.questions[i].question
+        kept = index_module.fuses
+        index_module.fuses = lambda mode, q: mode == "hybrid"
+        try:
+            with keyword_weight(KEYWORD_WEIGHT if names_something_exact(question) else weight):
+                return rows_default(case, i)
+        finally:
+            index_module.fuses = kept
+
+    return rows
+
+
 def candidates(model) -> dict[str, Callable]:
     """Every candidate measured, by name: rankers, (case, question number) -> rows."""
     found: dict[str, Dense] = {}
@@ -202,13 +221,16 @@ def candidates(model) -> dict[str, Callable]:
         found[f"heading BM25 w={weight}"] = heading_bm25(weight)
     for weight in (0.1, 0.2, 0.3):
         found[f"heading trigrams w={weight}"] = heading_trigram(weight)
-    for weight in (0.1, 0.15, 0.2, 0.25, 0.3):
+    for weight in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
         found[f"body BM25, every question, w={weight}"] = body_bm25(weight)
     for share in (1.0, 0.5):
         found[f"embedded without heading path, share {share}"] = without_headings(model, share)
     for m, beta in ((3, 0.3), (3, 0.6), (5, 0.3)):
         found[f"PRF m={m} beta={beta}"] = prf(m, beta)
     rankers = {name: _ranker(dense) for name, dense in found.items()}
+    for weight in (0.3, 0.4, 0.5):
+        name = f"hybrid fuses every question, plain ones at BM25 weight {weight}"
+        rankers[name] = bm25_every_question(weight)
     for weight in (0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 1.0):
         rankers[f"fusion (exact questions) BM25 weight {weight}"] = fusion_weight(weight)
     return rankers
