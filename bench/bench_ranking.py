@@ -113,19 +113,21 @@ def gate_figures(case: Case, model: CachedModel) -> dict[str, float | None]:
     }
 
 
-def gate_of(case: Case, ranker) -> dict[str, float | None]:
+def gate_of(case: Case, ranker, depth: int = 1) -> dict[str, float | None]:
     """Answered and off-topic refused when ``ranker`` orders the passages: ``eval``'s decision
-    (``Gate.decide``) on its first passage."""
+    (``Gate.decide``) on the best cosine among the first ``depth`` ranked passages (1: the
+    first passage's, as ``ask`` and ``eval`` decide today)."""
     index = case.index
     answered, refused = [], []
     for i, question in enumerate(case.questions):
         rows = ranker(case, i)
         first = int(rows[0])
+        best = max(float(case.cosines[i][int(row)]) for row in rows[:depth])
         text = question.question
         baseline = index.gate.baseline(text, case.vectors[i], case.cosines[i].astype(np.float32))
         exact = first in set(index.identifier_rows(text).tolist())
         unheld = bool(all_unheld(index.named_rows(text)))
-        passes = index.gate.decide(float(case.cosines[i][first]), exact, baseline, unheld).answered
+        passes = index.gate.decide(best, exact, baseline, unheld).answered
         if question.answerable:
             answered.append(passes)
         elif question.kind == "offtopic":
@@ -166,6 +168,9 @@ def main() -> None:
     parser.add_argument("--skip", help="leave out the candidates whose name holds this")
     parser.add_argument("--gate", action="store_true", help="the no-answer gate before and after")
     parser.add_argument("--gate-of", help="the gate's figures with this candidate's ranking")
+    parser.add_argument(
+        "--gate-depth", type=int, default=1, help="with --gate-of: the gate reads the best of the first N"
+    )
     parser.add_argument("--json")
     args = parser.parse_args()
     model = CachedModel()
@@ -184,7 +189,7 @@ def main() -> None:
         ranker = candidates(model)[args.gate_of]
         print(f"\nThe gate with {args.gate_of}: answered, off-topic refused (default | candidate)")
         for case in cases:
-            ours, theirs = gate_of(case, rows_default), gate_of(case, ranker)
+            ours, theirs = gate_of(case, rows_default), gate_of(case, ranker, args.gate_depth)
             answered = f"{ours['answered']:.3f} / {theirs['answered']:.3f}"
             print(f"| {case.name} | {answered} | {ours['refused']} / {theirs['refused']} |")
     if args.misses:
