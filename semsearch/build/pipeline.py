@@ -222,7 +222,7 @@ def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, 
     plan.report.busy = build_running(plan.target)  # then no build can start: nothing to time
     if not plan.report.busy:
         plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
-        plan.report.estimate_basis = estimate_basis(len(fresh))
+        plan.report.estimate_basis = estimate_basis(fresh)
 
 
 def _build(
