@@ -243,6 +243,14 @@ def ask(
     full: Annotated[
         bool, typer.Option("--full", help="Print each result's whole passage, not its snippet.")
     ] = False,
+    refresh: Annotated[
+        bool,
+        typer.Option(
+            "--refresh",
+            help="Bring the index up to date first when files changed (an incremental build: "
+            "unchanged files keep their vectors).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     as_jsonl: Annotated[
         bool, typer.Option("--jsonl", help="Print one JSON object per result, one per line, for pipes.")
@@ -269,7 +277,10 @@ def ask(
     warn_of_options_in(ctx, question)
     question = " ".join(question)
     with Collection(_index(index), model=model) as collection:
-        render.stale_warning(collection.changed_files(), collection.index)
+        if refresh:
+            _refresh(collection, quiet)
+        else:
+            render.stale_warning(collection.changed_files(), collection.index)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
         )
@@ -301,6 +312,14 @@ def ask(
             render.print_result(result, full=full)
     if not result.answered:
         raise typer.Exit(EXIT_NO_ANSWER)
+
+
+def _refresh(collection, quiet: bool) -> None:
+    """``ask --refresh``: the index brought up to date, with a build's progress (stderr)."""
+    with terminate_as_interrupt(), render_build.build_progress(disable=quiet) as progress:
+        report = collection.refresh(render_build.after_reading(progress))
+    if not report.up_to_date:
+        render_build.refresh_note(report)
 
 
 @app.command()

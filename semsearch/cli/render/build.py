@@ -57,6 +57,22 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     )
 
 
+def after_reading(progress: Callable[[Step], None]) -> Callable[[Step], None]:
+    """``progress`` from the phase after reading on: an up-to-date index (``ask --refresh``
+    with nothing changed) shows none."""
+    return lambda step: None if step.phase in ("finding", "reading") else progress(step)
+
+
+def refresh_note(report: BuildReport) -> None:
+    """After ``ask --refresh`` rebuilt the index: what changed, on stderr (stdout is the answer)."""
+    for message in report.warnings:
+        warning(message)
+    note(
+        f"Refreshed {report.index_dir}/: {_files_changed(report)}; "
+        f"{counted(report.embedded, 'chunk')} embedded in {duration(report.seconds)}"
+    )
+
+
 def _print_dry_run(report: BuildReport, content: str, where: str) -> None:
     """A dry run's summary: what a build with the same options would embed, up to date or not."""
     if report.up_to_date:
