@@ -3,16 +3,20 @@
 Cases: `cold` (fresh processes, as a user types them: `ask` and `ask --refresh` alternated on the
 sample docs with nothing changed), `warm` (the library and MCP path: `Collection.search` with
 and without `refresh=True` in one process, model loaded), `changed` (`ask --refresh` after one
-file changed: the incremental build it runs). Medians; the load average before and after.
+file changed: the incremental build it runs), `watch` (`semsearch watch` running: its CPU while
+nothing changes, and the time from a file's change to its rebuild's summary, beside a
+`semsearch build` of the same change). Medians; the load average before and after.
 
-    .venv/bin/python bench/bench_refresh.py [--quick] [--only cold,warm,changed]
+    .venv/bin/python bench/bench_refresh.py [--quick] [--only cold,warm,changed,watch]
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -66,8 +70,48 @@ def changed(docs: Path, index: Path, repeat: int) -> None:
     line(f"cold `ask --refresh`, one file of 10 changed ({repeat} runs)", f"{median:.3f} s")
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def watching(docs: Path, index: Path, repeat: int) -> None:
+    target = docs / "dostawa.md"
+    original = target.read_text(encoding="utf-8")
+    watcher = subprocess.Popen(
+        [PYTHON, "-m", "semsearch", "watch", str(docs), "--index", str(index), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        watcher.stdout.readline()  # its first build: up to date
+        time.sleep(2)
+        before = cpu_seconds(watcher.pid)
+        time.sleep(10)
+        idle = cpu_seconds(watcher.pid) - before
+        seen, built = [], []
+        for n in range(repeat):
+            target.write_text(original + f"\nDopisek {n}.\n", encoding="utf-8")
+            started = time.perf_counter()
+            watcher.stdout.readline()
+            seen.append(time.perf_counter() - started)
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=60)
+        for n in range(repeat):  # the same change, built by a fresh `semsearch build`
+            target.write_text(original + f"\nDopisek drugi {n}.\n", encoding="utf-8")
+            built.append(run([PYTHON, "-m", "semsearch", "build", str(docs), "--index", str(index), "-q"])[0])
+    finally:
+        watcher.kill()
+        target.write_text(original, encoding="utf-8")
+    line("`watch` idle, CPU over 10 s", f"{idle:.2f} s")
+    a, b = statistics.median(seen), statistics.median(built)
+    line(f"`watch`: one file changed -> rebuilt ({repeat} changes)", f"{a:.3f} s")
+    line("`build` of the same change, fresh process", f"{b:.3f} s", f"(watch {a / b:.2f}x)")
+
+
 def main() -> None:
-    cases, quick, repeat = chosen_cases(__doc__, "cold,warm,changed")
+    cases, quick, repeat = chosen_cases(__doc__, "cold,warm,changed,watch")
     print(f"load average before: {load()} ({os.cpu_count()} cores)")
     with work_folder() as work:
         docs, index = work / "docs", work / "index"
@@ -79,6 +123,8 @@ def main() -> None:
             warm(index, repeat)
         if "changed" in cases:
             changed(docs, index, 3 if quick else 5)
+        if "watch" in cases:
+            watching(docs, index, 3 if quick else 5)
     print(f"load average after: {load()}")
 
 

@@ -245,11 +245,7 @@ def ask(
     ] = False,
     refresh: Annotated[
         bool,
-        typer.Option(
-            "--refresh",
-            help="Bring the index up to date first when files changed (an incremental build: "
-            "unchanged files keep their vectors).",
-        ),
+        typer.Option("--refresh", help="First update the index when files changed (incremental build)."),
     ] = False,
     as_json: JsonOption = False,
     as_jsonl: Annotated[
@@ -390,6 +386,8 @@ def mcp_server(index: IndexOption = None) -> None:
 
     serve(_index(index, required=False).absolute())
 
+
+from semsearch.cli.watch import watch as watch  # noqa: E402 - registers `semsearch watch`, listed last
 
 CALIBRATE_MIN_QUESTIONS = 30
 
