@@ -17,6 +17,7 @@ from semsearch.cli.eval_options import (
     RecallOption,
 )
 from semsearch.cli.options import (
+    DocsArgument,
     exclusive,
     needs_context,
     positive_numbers,
@@ -78,14 +79,7 @@ QuietOption = Annotated[
 
 @app.command()
 def build(
-    docs: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Folder of Markdown files (default: the one the index records, else docs).",
-            show_default=False,
-            metavar="DOCS",
-        ),
-    ] = None,
+    docs: DocsArgument = None,
     index: IndexOption = None,
     model: Annotated[
         str | None,

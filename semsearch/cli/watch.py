@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from semsearch.cli.app import app
+from semsearch.cli.options import DocsArgument
 
 QUIET_MS = 500
 """A change is acted on once the folder has been quiet this long (an editor's save is a few
@@ -45,14 +46,7 @@ def _build_command():
 
 @app.command()
 def watch(
-    docs: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Folder of Markdown files (default: the one the index records, else docs).",
-            show_default=False,
-            metavar="DOCS",
-        ),
-    ] = None,
+    docs: DocsArgument = None,
     index: Annotated[
         Path,
         typer.Option("--index", envvar="SEMSEARCH_INDEX", help="Index folder (default: index)."),
