@@ -19,6 +19,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,10 @@ from semsearch.retrieve.filters import Condition, conditions
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
+
+if TYPE_CHECKING:
+    from semsearch.build.embedding import Progress
+    from semsearch.build.report import BuildReport
 
 __all__ = ["Answer", "Collection", "Condition", "Hit"]
 
@@ -74,6 +79,7 @@ class Collection:
         paths: str | Sequence[str] = (),
         where: str | Condition | Sequence[str | Condition] = (),
         min_score: float | None = None,
+        refresh: bool = False,
     ) -> Answer:
         """The best ``k`` passages for ``question`` that pass the no-answer gate.
 
@@ -81,9 +87,12 @@ class Collection:
         the files to search (one pattern or several); ``where``: conditions on their front
         matter, all of which must hold (``["type=umowa", "year>=2024"]`` or ``Condition``s, see
         ``semsearch.retrieve.filters``);
-        ``min_score``: a plain cosine cutoff replacing the gate.
+        ``min_score``: a plain cosine cutoff replacing the gate; ``refresh``: bring the index up
+        to date with its documents folder first (``refresh``).
         """
-        return self.search_many([question], k, mode=mode, paths=paths, where=where, min_score=min_score)[0]
+        return self.search_many(
+            [question], k, mode=mode, paths=paths, where=where, min_score=min_score, refresh=refresh
+        )[0]
 
     def search_many(
         self,
@@ -94,6 +103,7 @@ class Collection:
         paths: str | Sequence[str] = (),
         where: str | Condition | Sequence[str | Condition] = (),
         min_score: float | None = None,
+        refresh: bool = False,
     ) -> list[Answer]:
         """``search`` for many questions, embedded in one batch."""
         if isinstance(questions, str | bytes) or not isinstance(questions, Iterable):
@@ -114,6 +124,8 @@ class Collection:
             isinstance(min_score, bool) or not isinstance(min_score, int | float) or not -1 <= min_score <= 1
         ):  # NaN fails the range too
             raise UsageError(f"a cosine cutoff is a number from -1 to 1 (got {min_score!r})")
+        if refresh:
+            self.refresh()
         self.index.allowed_rows(paths, where)  # a filter that cannot work fails before the model loads
         fitted = [self._fit(question) for question in questions]
         vectors = self._vectors([text for text, _ in fitted]) if fitted else []
@@ -133,6 +145,33 @@ class Collection:
         if repeated := _one_letter_repeated(question):
             raise UsageError(f"the question has no words to search for, only {repeated!r} repeated")
         return fit_question(self.embedder, question)
+
+    def refresh(self, progress: Progress | None = None) -> BuildReport:
+        """Bring the index up to date with its documents folder: an incremental build with the
+        settings it was built with (model, chunk budget, exclusions), as ``semsearch build`` with
+        no options, so new, changed and removed files count and unchanged ones keep their
+        vectors; then search the new index. With nothing changed it writes nothing and loads no
+        model (the report's ``up_to_date``): the cost is reading the folder's files."""
+        from semsearch.build.pipeline import build_index
+
+        if self._closed:
+            raise UsageError(f"the collection {self.path} is closed")
+        meta = self.index.meta
+        same_model = self._embedder is not None and self._embedder.spec == self.index.model
+        with self._lock:
+            report = build_index(
+                Path(meta.docs_root),
+                self.path,
+                model=self.index.model,
+                max_tokens=meta.chunking.max_tokens,
+                excludes=meta.excludes,
+                embedder=self._embedder if same_model else None,
+                progress=progress,
+            )
+            if not report.up_to_date:
+                old, self.index = self.index, load_index(self.path)
+                old.chunks.close()
+        return report
 
     def changed_files(self) -> list[str]:
         """Files added, removed or modified in the docs folder since the build."""

@@ -45,8 +45,21 @@ class Embedded:
 
 
 def batch_order(texts: Sequence[str]) -> list[int]:
-    """The order passages are embedded in: longest first (similar lengths batch with less padding)."""
+    """Texts longest first: cut into ``EMBED_BATCH``es, each batch holds texts of similar length
+    (less padding). ``estimate`` times batches of this order."""
     return sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+
+
+def batches(texts: Sequence[str]) -> list[list[int]]:
+    """The batches of ``batch_order`` in the order a build embeds them: the shortest first.
+
+    A build killed late then has the most chunks kept (the journal keeps every batch done) and
+    the fewest left, the longest: with the longest first, the last tenth of the time held a
+    fifth of the chunks (the shortest), and a build killed at 85% of its time embedded 20% of
+    them again (issue 25; tests/end_to_end/test_killed_late.py). Each batch still holds texts of
+    similar length (little padding), and the total time is the same."""
+    order = batch_order(texts)
+    return [order[start : start + EMBED_BATCH] for start in range(0, len(order), EMBED_BATCH)][::-1]
 
 
 def embed_in_batches(
@@ -56,7 +69,7 @@ def embed_in_batches(
     weights: Sequence[int] | None = None,
     on_batch: Callable[[list[int], np.ndarray], None] | None = None,
 ) -> np.ndarray:
-    """Embed passages in ``batch_order``; the vectors come back in input order.
+    """Embed passages in ``batches``; the vectors come back in input order.
 
     Progress is counted in ``weights`` (tokens per text; default 1 each), known up front, so a
     rate and a time left can be shown from the first batch on. ``on_batch(indices, vectors)``
@@ -64,17 +77,15 @@ def embed_in_batches(
     """
     weights = list(weights) if weights is not None else [1] * len(texts)
     vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    order = batch_order(texts)
-    done, total = 0, sum(weights)
-    for start in range(0, len(order), EMBED_BATCH):
-        batch = order[start : start + EMBED_BATCH]
+    done, total, chunks = 0, sum(weights), 0
+    for batch in batches(texts):
         vectors[batch] = embedder.embed_passages([texts[i] for i in batch])
         if on_batch:
             on_batch(batch, vectors[batch])
         done += sum(weights[i] for i in batch)
+        chunks += len(batch)
         if progress:
-            chunks = min(start + EMBED_BATCH, len(order))
-            progress(Step("embedding", done, total, "tokens", chunks, len(order)))
+            progress(Step("embedding", done, total, "tokens", chunks, len(texts)))
     return vectors
 
 

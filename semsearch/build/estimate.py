@@ -17,12 +17,14 @@ takes their vectors from it.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
 
-from semsearch.build.embedding import EMBED_BATCH, batch_order
-from semsearch.encode.embedders import Embedder
+from semsearch.build.embedding import batches
+from semsearch.build.report import EstimateBasis
+from semsearch.encode.embedders import Embedder, available_cores
 from semsearch.gate.bank import offtopic_bank, stored_bank_vectors
 from semsearch.gate.threshold import section_titles
 from semsearch.ingest.chunking import Chunk, embedding_text
@@ -63,16 +65,41 @@ def still_to_embed(
     return left, len(fresh) - len(left)
 
 
+def _picks(batches: int) -> int:
+    """How many of a build's ``batches`` a dry run times: at most a tenth, beyond the first."""
+    return 0 if not batches else max(1, min(SAMPLE_BATCHES, batches // 10))
+
+
+def estimate_basis(fresh: Sequence[Chunk]) -> EstimateBasis:
+    """What an estimate for embedding ``fresh`` assumed: the chunks ``embedding_seconds`` times,
+    the cores and the load now."""
+    timed = sum(map(len, _timed(_longest_first([embedding_text(chunk) for chunk in fresh]))))
+    try:
+        load: float | None = round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        load = None
+    return EstimateBasis(timed, available_cores(), load)
+
+
+def _longest_first(texts: Sequence[str]) -> list[list[int]]:
+    """The build's batches (``embedding.batches``), the longest first."""
+    return batches(texts)[::-1]
+
+
+def _timed(all_batches: list[list[int]]) -> list[list[int]]:
+    """The batches a dry run times: ``_picks`` of them, evenly spread."""
+    picks = _picks(len(all_batches))
+    return [all_batches[(2 * pick + 1) * len(all_batches) // (2 * picks)] for pick in range(picks)]
+
+
 def embedding_seconds(embedder: Embedder, texts: Sequence[str]) -> float:
     """Seconds ``embed_in_batches`` would take for ``texts``: a few of its batches, timed."""
-    order = batch_order(texts)
-    batches = [order[start : start + EMBED_BATCH] for start in range(0, len(order), EMBED_BATCH)]
-    if not batches:
+    all_batches = _longest_first(texts)
+    if not all_batches:
         return 0.0
-    picks = max(1, min(SAMPLE_BATCHES, len(batches) // 10))  # at most a tenth, beyond the first
-    timed = [batches[(2 * pick + 1) * len(batches) // (2 * picks)] for pick in range(picks)]
+    timed = _timed(all_batches)
     seconds = [_seconds(embedder.embed_passages, [texts[i] for i in batch]) for batch in timed]
-    return statistics.mean(seconds) * len(batches)
+    return statistics.mean(seconds) * len(all_batches)
 
 
 def queries_seconds(embedder: Embedder, queries: Sequence[str]) -> float:

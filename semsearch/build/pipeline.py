@@ -19,7 +19,7 @@ import numpy as np
 from semsearch import __version__
 from semsearch.build.budget import chunk_budget
 from semsearch.build.embedding import Progress, Step, embed_or_reuse
-from semsearch.build.estimate import build_seconds, still_to_embed
+from semsearch.build.estimate import build_seconds, estimate_basis, still_to_embed
 from semsearch.build.files import file_records, no_text_skipped, outcomes, refreshed_records, skipped_records
 from semsearch.build.report import BuildReport, Changes
 from semsearch.build.reuse import gate_current, keep_index, keywords_current, reusable_index
@@ -225,6 +225,7 @@ def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, 
     plan.report.busy = build_running(plan.target)  # then no build can start: nothing to time
     if not plan.report.busy:
         plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
+        plan.report.estimate_basis = estimate_basis(fresh)
 
 
 def _build(

@@ -21,6 +21,17 @@ class Changes:
         return bool(self.new or self.changed or self.removed)
 
 
+@dataclass(frozen=True)
+class EstimateBasis:
+    """What a dry run's estimate assumed: the speed measured on ``timed_chunks`` of the folder's
+    own chunks, on this machine now (``cores`` it may use, the load average then)."""
+
+    timed_chunks: int
+    cores: int
+    load: float | None
+    """The one-minute load average when timed (None where the system does not say)."""
+
+
 @dataclass
 class BuildReport:
     index_dir: Path
@@ -45,6 +56,8 @@ class BuildReport:
     dry_run: bool = False
     estimated_seconds: float | None = None
     """With ``dry_run``: how long a build would take (reading and splitting, embedding, calibrating)."""
+    estimate_basis: EstimateBasis | None = None
+    """With ``dry_run``: what ``estimated_seconds`` assumed."""
     busy: bool = False
     """With ``dry_run``: another build is writing the index now (its journal still grows)."""
     outcomes: list[FileOutcome] = field(default_factory=list)

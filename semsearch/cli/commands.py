@@ -17,6 +17,7 @@ from semsearch.cli.eval_options import (
     RecallOption,
 )
 from semsearch.cli.options import (
+    DocsArgument,
     exclusive,
     needs_context,
     positive_numbers,
@@ -78,14 +79,7 @@ QuietOption = Annotated[
 
 @app.command()
 def build(
-    docs: Annotated[
-        Path | None,
-        typer.Argument(
-            help="Folder of Markdown files (default: the one the index records, else docs).",
-            show_default=False,
-            metavar="DOCS",
-        ),
-    ] = None,
+    docs: DocsArgument = None,
     index: IndexOption = None,
     model: Annotated[
         str | None,
@@ -242,6 +236,10 @@ def ask(
     full: Annotated[
         bool, typer.Option("--full", help="Print each result's whole passage, not its snippet.")
     ] = False,
+    refresh: Annotated[
+        bool,
+        typer.Option("--refresh", help="First update the index when files changed (incremental build)."),
+    ] = False,
     as_json: JsonOption = False,
     as_jsonl: Annotated[
         bool, typer.Option("--jsonl", help="Print one JSON object per result, one per line, for pipes.")
@@ -268,7 +266,10 @@ def ask(
     warn_of_options_in(ctx, question)
     question = " ".join(question)
     with Collection(_index(index), model=model) as collection:
-        render.stale_warning(collection.changed_files(), collection.index)
+        if refresh:
+            _refresh(collection, quiet)
+        else:
+            render.stale_warning(collection.changed_files(), collection.index)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
         )
@@ -300,6 +301,14 @@ def ask(
             render.print_result(result, full=full)
     if not result.answered:
         raise typer.Exit(EXIT_NO_ANSWER)
+
+
+def _refresh(collection, quiet: bool) -> None:
+    """``ask --refresh``: the index brought up to date, with a build's progress (stderr)."""
+    with terminate_as_interrupt(), render_build.build_progress(disable=quiet) as progress:
+        report = collection.refresh(render_build.after_reading(progress))
+    if not report.up_to_date:
+        render_build.refresh_note(report)
 
 
 @app.command()
@@ -370,6 +379,8 @@ def mcp_server(index: IndexOption = None) -> None:
 
     serve(_index(index, required=False).absolute())
 
+
+from semsearch.cli.watch import watch as watch  # noqa: E402 - registers `semsearch watch`, listed last
 
 CALIBRATE_MIN_QUESTIONS = 30
 

@@ -3,7 +3,8 @@ error (exit 2) naming the option given, before anything runs."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -11,6 +12,17 @@ from semsearch.cli.render import output as render
 
 if TYPE_CHECKING:
     from semsearch.retrieve.filters import Condition
+
+
+DocsArgument = Annotated[
+    Path | None,
+    typer.Argument(
+        help="Folder of Markdown files (default: the one the index records, else docs).",
+        show_default=False,
+        metavar="DOCS",
+    ),
+]
+"""The documents folder of ``build`` and ``watch``."""
 
 
 def verbosity(quiet: bool, verbose: bool) -> None:

@@ -149,6 +149,14 @@ Paths = Annotated[
         "documents folder (e.g. ['faq/**', 'terms.md']); empty: all files."
     ),
 ]
+Refresh = Annotated[
+    bool,
+    Field(
+        description="First bring the index up to date with the documents folder (an incremental "
+        "build: new, changed and removed files; unchanged ones keep their vectors). With nothing "
+        "changed it writes nothing; use it when `stale` lists files."
+    ),
+]
 Where = Annotated[
     str | tuple[str, ...],
     Field(

@@ -1,5 +1,6 @@
 """``semsearch mcp``: an index served to language-model clients (Claude Code, Cursor...) as an
-MCP server over stdio, with three read-only tools: ``search``, ``get_passage`` and ``index_info``.
+MCP server over stdio, with three tools: ``search``, ``get_passage`` and ``index_info``, which
+read the index and never write it, but for ``search``'s ``refresh`` (an incremental build first).
 
 - One ``Collection``, opened on the first call (a server started before its index exists works
   once it is built) and reopened when a build or ``eval --calibrate`` replaced the index: a build
@@ -69,6 +70,7 @@ from semsearch.mcp.schema import (
     PassageResult,
     Paths,
     Question,
+    Refresh,
     SearchHit,
     SearchResult,
     Section,
@@ -95,7 +97,7 @@ section path and line numbers, cosine `score`, and `text`; cite the file and sec
 you use. `answered` says whether any passage passed the index's relevance gate and `reason` \
 why: when `answered` is false (no hits), the documents do not answer the question, so say so \
 rather than answering from memory. `stale` lists documents changed since the index was built \
-(their latest edits are not searched)."""
+(their latest edits are not searched); `refresh` true updates the index first."""
 
 GET_PASSAGE = """\
 Read indexed text of one Markdown document from the same folder as `search`: the passages of a \
@@ -136,10 +138,13 @@ class Library:
         mode: Mode = DEFAULT_MODE,
         paths: Paths = (),
         where: Where = (),
+        refresh: Refresh = False,
     ) -> SearchResult:
         with self._call() as collection:
-            answer = collection.search(question, k, mode=mode, paths=paths, where=where)
+            answer = collection.search(question, k, mode=mode, paths=paths, where=where, refresh=refresh)
             self._embedder = collection.embedder  # loaded now: kept across reopens
+            if refresh:  # the index it searched is the one on disk now
+                self._stamp, self._changed_until = _stamp(self.path), 0.0
             stale = self._stale(collection)
         return SearchResult(
             answered=answer.answered,

@@ -16,7 +16,7 @@ from tests.cli.test_readme import python_examples
 from tests.helpers import SAMPLE_DOCS
 
 runner = CliRunner()
-COMMANDS = ("build", "ask", "info", "eval", "mcp")
+COMMANDS = ("build", "ask", "info", "eval", "mcp", "watch")
 
 
 def run(*args, env: dict[str, str] | None = None):

@@ -7,12 +7,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from semsearch.cli.render.durations import duration
 from semsearch.cli.render.output import _say, console, counted, files_counted, note, warning
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Step
     from semsearch.build.files import FileOutcome
-    from semsearch.build.report import BuildReport
+    from semsearch.build.report import BuildReport, EstimateBasis
 
 
 def _changes(report: BuildReport) -> str:
@@ -50,9 +51,25 @@ def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
     resumed = f", {report.resumed:,} kept from an interrupted build" if report.resumed else ""
     _say(
         ("Indexed", "green"),
-        f" {files} into {counted(report.chunks, 'chunk')} in {report.seconds:.1f} s"
+        f" {files} into {counted(report.chunks, 'chunk')} in {duration(report.seconds)}"
         f" → {where}/ ({_files_changed(report)}; {counted(report.embedded, 'chunk')} embedded{resumed}; "
         f"no-answer margin {report.margin:+.3f})",
+    )
+
+
+def after_reading(progress: Callable[[Step], None]) -> Callable[[Step], None]:
+    """``progress`` from the phase after reading on: an up-to-date index (``ask --refresh``
+    with nothing changed) shows none."""
+    return lambda step: None if step.phase in ("finding", "reading") else progress(step)
+
+
+def refresh_note(report: BuildReport) -> None:
+    """After ``ask --refresh`` rebuilt the index: what changed, on stderr (stdout is the answer)."""
+    for message in report.warnings:
+        warning(message)
+    note(
+        f"Refreshed {report.index_dir}/: {_files_changed(report)}; "
+        f"{counted(report.embedded, 'chunk')} embedded in {duration(report.seconds)}"
     )
 
 
@@ -79,7 +96,21 @@ def _print_dry_run(report: BuildReport, content: str, where: str) -> None:
     _say(
         f"Dry run: {content} ({_files_changed(report)}); a build would "
         f"embed {counted(report.embedded, 'chunk')} ({report.tokens:,} tokens){resumed}, about "
-        f"{_duration(report.estimated_seconds or 0.0)} on this machine now; nothing written to {where}/"
+        f"{duration(report.estimated_seconds or 0.0)}{_assumed(report.estimate_basis)}; "
+        f"nothing written to {where}/"
+    )
+
+
+def _assumed(basis: EstimateBasis | None) -> str:
+    """What a dry run's estimate assumed, and that the build's own time left corrects it (the
+    speed of a machine shared with other work changes)."""
+    if basis is None:
+        return " on this machine now"
+    load = "" if basis.load is None else f", load average {basis.load:.2f}"
+    timed = f"{counted(basis.timed_chunks, 'chunk')} of this folder" if basis.timed_chunks else "its titles"
+    return (
+        f" at the speed measured on {timed} on this machine now ({counted(basis.cores, 'core')}{load}); "
+        "the build's progress corrects it as it runs"
     )
 
 
@@ -97,14 +128,6 @@ def _files_changed(report: BuildReport) -> str:
     a new model or chunking, ``--full``) are."""
     again = " to re-embed" if report.dry_run else " but re-embedded"
     return _changes(report) + (again if report.full_reason and report.changes.unchanged else "")
-
-
-def _duration(seconds: float) -> str:
-    minutes, rest = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return (
-        f"{hours} h {minutes:02d} min" if hours else f"{minutes} min {rest:02d} s" if minutes else f"{rest} s"
-    )
 
 
 def build_json(report: BuildReport) -> dict:
@@ -125,12 +148,19 @@ def build_json(report: BuildReport) -> dict:
         "dry_run": report.dry_run,
         "another_build_running": report.busy,
         "estimated_seconds": None if report.estimated_seconds is None else round(report.estimated_seconds, 1),
+        "estimate_basis": _basis_json(report.estimate_basis),
         "full_reason": report.full_reason,
         "warnings": report.warnings,
         "skipped": [{"path": s.relative, "reason": s.reason} for s in report.skipped],
         "without_text": report.without_text,
         "excluded": report.excluded,
     }
+
+
+def _basis_json(basis: EstimateBasis | None) -> dict | None:
+    if basis is None:
+        return None
+    return {"timed_chunks": basis.timed_chunks, "cores": basis.cores, "load_average": basis.load}
 
 
 PHASES = {
@@ -165,15 +195,14 @@ def build_progress(disable: bool = False) -> Iterator[Callable[[Step], None]]:
 def _bar() -> Iterator[Callable[[Step], None]]:
     """One line per phase (those done stay, ticked); the embedding line has a rate and a time
     left counted in tokens."""
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 
     bar = Progress(
         SpinnerColumn(finished_text="[green]✓[/]"),
         TextColumn("{task.description}"),
         BarColumn(bar_width=20),
         TextColumn("{task.fields[count]}"),
-        _time_left_column(),
-        TimeElapsedColumn(),
+        *_time_columns(),
         console=console(stderr=True),
         transient=True,
     )
@@ -251,13 +280,14 @@ def progress_line(step: Step, seconds_left: float | None = None) -> str:
         count = f"{step.done:,}/{step.total:,} {step.unit}".rstrip() + share
         if step.chunks is not None:
             count += f", {step.chunks:,} chunk{'s' * (step.chunks != 1)} so far"
-    left = f", about {_duration(seconds_left)} left" if seconds_left is not None else ""
+    left = f", about {duration(seconds_left)} left" if seconds_left is not None else ""
     return f"{label}: {count}{left}"
 
 
-def _time_left_column():
-    """A column with units per second and the time left, for a phase with a measure (rich is
-    imported here only, when a build shows progress)."""
+def _time_columns() -> tuple:
+    """Two columns: units per second and the time left, for a phase with a measure; the time
+    the phase has taken. Both in ``duration``'s words (rich is imported here only, when a build
+    shows progress)."""
     from rich.progress import ProgressColumn
     from rich.text import Text
 
@@ -265,7 +295,10 @@ def _time_left_column():
         def render(self, task) -> Text:
             if task.total is None or not task.speed or task.finished:
                 return Text("")
-            minutes, seconds = divmod(int((task.total - task.completed) / task.speed), 60)
-            return Text(f"{task.speed:,.0f}/s {minutes}:{seconds:02d} left")
+            return Text(f"{task.speed:,.0f}/s, {duration((task.total - task.completed) / task.speed)} left")
 
-    return TimeLeft()
+    class Elapsed(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(duration(task.finished_time if task.finished else task.elapsed or 0.0))
+
+    return TimeLeft(), Elapsed()

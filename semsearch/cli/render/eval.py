@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from semsearch.cli.render.gate_picture import picture_json, print_picture
 from semsearch.cli.render.info import gate_rule
 from semsearch.cli.render.output import _line, _say, console, counted
+from semsearch.evaluation.picture import GatePicture, gate_picture
 from semsearch.ingest.chunking import PATH_SEPARATOR
 
 if TYPE_CHECKING:
@@ -28,10 +30,15 @@ def eval_json(report: EvalReport, calibrated: bool = False) -> dict:
             "suggested": _round(report.suggested_margin),
         },
         "calibrated": calibrated,
+        "gate_picture": picture_json(_picture(report)),
         "by_kind": report.by_kind,
         "misses": [question_row(r) for r in report.misses],
         "results": question_rows(report),
     }
+
+
+def _picture(report: EvalReport) -> GatePicture:
+    return gate_picture(report.results, report.margin, report.suggested_margin)
 
 
 def question_row(result: QuestionResult) -> dict:
@@ -110,6 +117,7 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         f"suggested {_cut_words(report, suggested)}",
         (" (written to the index)", "green") if calibrated and suggested is not None else "",
     )
+    print_picture(_picture(report), report.legacy_gate)
     if console().is_terminal:
         _print_tables(report)
     else:
