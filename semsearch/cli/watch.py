@@ -60,7 +60,7 @@ def watch(
     A build now, then another whenever a file changes (unchanged files keep their vectors);
     Ctrl-C stops. Needs the watch extra (watchfiles)."""
     from semsearch.errors import UsageError
-    from semsearch.store.folder import peek_meta
+    from semsearch.store.meta import peek_meta
 
     try:
         import watchfiles
@@ -69,7 +69,8 @@ def watch(
     build = _build_command()
     options = {"model": None, "max_tokens": None, "full": False, "exclude": None, "dry_run": False}
     build(docs=docs, index=index, **options, as_json=False, quiet=quiet, verbose=False)
-    folder = Path(peek_meta(index)["docs_root"])
+    built = peek_meta(index)
+    folder = Path(built.docs_root) if built is not None else docs
     changes = watchfiles.watch(
         folder, watch_filter=_documents(index), debounce=QUIET_MS, raise_interrupt=True
     )
