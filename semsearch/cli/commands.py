@@ -7,7 +7,6 @@ from typing import Annotated
 
 import typer
 
-from semsearch import hints as cli_hints
 from semsearch.cli.app import EXIT_NO_ANSWER, app, standard_streams, terminate_as_interrupt
 from semsearch.cli.eval_options import (
     CalibrateOption,
@@ -28,8 +27,9 @@ from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
 from semsearch.cli.render import output as render
+from semsearch.cli.render import terminal
 from semsearch.defaults import DEFAULT_K, Expand, Mode
-from semsearch.errors import IndexMissingError
+from semsearch.errors import IndexMissingError, about_index
 
 IndexOption = Annotated[
     Path | None,
@@ -42,11 +42,12 @@ IndexOption = Annotated[
 ]
 
 
-def _index(given: Path | None, required: bool = True) -> Path:
+def _index(given: Path | None, required: bool = True, notes: terminal.Notes = terminal.SHOWN) -> Path:
     """--index, $SEMSEARCH_INDEX, or the nearest semsearch index/ folder from here upwards
-    (``required``: none found is an error that says where it looked)."""
+    (``required``: none found is an error that says where it looked; ``notes``: where to say
+    that one was found above)."""
     if given is not None:
-        return cli_hints.use_index(given)
+        return given
     from semsearch.store.nearest import find_index
 
     here = Path.cwd()
@@ -57,8 +58,8 @@ def _index(given: Path | None, required: bool = True) -> Path:
             "your home folder, in folders you own; give --index or set SEMSEARCH_INDEX)"
         )
     if found is not None and found.parent != here:
-        render.note(f"using the index at {found}/ (found above the current folder)")
-    return cli_hints.use_index(found or Path("index"))
+        notes.note(f"using the index at {found}/ (found above the current folder)")
+    return found or Path("index")
 
 
 ModeOption = Annotated[
@@ -129,15 +130,18 @@ def build(
     from semsearch.build.pipeline import build_index
     from semsearch.encode.embedders import DEFAULT_MODEL
 
-    verbosity(quiet, verbose)
+    notes = verbosity(quiet, verbose)
     if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
-        index = _index(index, required=False)
+        index = _index(index, required=False, notes=notes)
     index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
-    cli_hints.use_index(index)
     recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
     docs = docs or _recorded_docs(index, recorded.get("docs"))
     budget = max_tokens if max_tokens is not None else recorded.get("max_tokens")  # None: the default
-    with terminate_as_interrupt(), render_build.build_progress(disable=as_json or quiet) as progress:
+    with (
+        about_index(index),
+        terminate_as_interrupt(),
+        render_build.build_progress(disable=as_json or quiet) as progress,
+    ):
         report = build_index(
             docs,
             index,
@@ -151,7 +155,7 @@ def build(
     if as_json:
         render.print_json(render_build.build_json(report))
     else:
-        render_build.print_build_summary(report, verbose=verbose)
+        render_build.print_build_summary(report, notes, verbose=verbose)
 
 
 def _recorded_settings(index: Path) -> dict:
@@ -262,25 +266,25 @@ def ask(
     A question starting with "-" goes after `--`: semsearch ask -- --reload (all after it is asked)."""
     from semsearch.collection import Collection
 
-    verbosity(quiet, verbose)
+    notes = verbosity(quiet, verbose)
     exclusive(("--json", as_json), ("--jsonl", as_jsonl), ("--context", context), ("--full", full))
     needs_context(ctx, context, "max_context_tokens", "expand")
     conditions = where_conditions(where)
-    warn_of_options_in(ctx, question)
+    warn_of_options_in(ctx, question, notes)
     question = " ".join(question)
-    with Collection(_index(index), model=model) as collection:
-        render.stale_warning(collection.changed_files(), collection.index)
+    with Collection(_index(index, notes=notes), model=model) as collection:
+        render.stale_warning(collection.changed_files(), collection.index, notes)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
         )
         if verbose:
-            render.search_details(collection.index, path or (), conditions, result)
+            render.search_details(collection.index, path or (), conditions, result, notes)
         if context and result.hits:
             from semsearch.context.prompt import context_prompt
 
             prompt = context_prompt(collection.index, result, max_context_tokens, expand.value)
     if result.question_cut:
-        render.question_cut(question, result.question, collection.embedder.max_input_tokens)
+        render.question_cut(question, result.question, collection.embedder.max_input_tokens, notes)
     question = result.question  # what both embeddings and keywords saw
     with render.results_output():
         if not result.answered and (as_jsonl or (context and not as_json)):  # nothing for a model to read
@@ -290,7 +294,7 @@ def ask(
             if as_json:
                 render.print_json(render.prompt_json(question, prompt, result))
             else:
-                render.print_prompt(prompt)
+                render.print_prompt(prompt, notes)
                 render.missing_names(result, stderr=True)
         elif as_json:
             render.print_json(render.ask_json(question, result))
@@ -337,7 +341,7 @@ def evaluate_questions(
     exclusive(("--json", as_json), ("--jsonl", as_jsonl))
     ks = positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
-        asked = load_questions(questions, warn=render.warning)
+        asked = load_questions(questions, warn=terminal.warning)
         report = evaluate(
             collection.index,
             collection.embedder,
@@ -345,10 +349,10 @@ def evaluate_questions(
             k=max(ks),
             mode=mode.value,
             ks=ks,
-            warn=render.warning,
+            warn=terminal.warning,
         )
         if calibrate and len(asked) < CALIBRATE_MIN_QUESTIONS:
-            render.warning(
+            terminal.warning(
                 f"calibrating on {len(asked):,} questions: the threshold will be noisy "
                 f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
             )

@@ -19,7 +19,7 @@ import numpy as np
 
 from semsearch.defaults import DEFAULT_MODE, MODES
 from semsearch.encode.keywords import KeywordIndex
-from semsearch.errors import IndexCorruptError, UsageError
+from semsearch.errors import IndexCorruptError, UsageError, about_index
 from semsearch.gate.bank import bank_sha256
 from semsearch.gate.decision import Gate, Verdict
 from semsearch.gate.threshold import is_answer
@@ -66,7 +66,8 @@ class Index:
     def verify(self) -> None:
         """Raise IndexCorruptError unless every chunk is the one the build wrote (reads the whole
         chunks file: ``info``, not ``ask``, which checks only the chunks it shows)."""
-        check_chunks(self.chunks, self.meta, self.path)
+        with about_index(self.path):
+            check_chunks(self.chunks, self.meta, self.path)
 
     def changed_files(self) -> list[str]:
         """The files the index records that were removed or modified since the build (sizes,

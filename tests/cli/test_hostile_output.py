@@ -25,6 +25,7 @@ from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
 from semsearch.cli.render import output as render
+from semsearch.cli.render import terminal
 from semsearch.collection import Collection
 from semsearch.errors import UsageError
 from semsearch.evaluation.quality import Question, evaluate
@@ -108,7 +109,7 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(tmp_path
     _hostile_folder(docs, rng, files)
     report = build_index(docs, index_dir, embedder=fake_embedder)
     assert report.files + len(report.skipped) == files and report.files > files * 0.9  # a few: binary
-    render_build.print_build_summary(report, verbose=True)
+    render_build.print_build_summary(report, terminal.SHOWN, verbose=True)
     render_info.print_info(load_index(index_dir))
     asked = 0
     with Collection(index_dir, embedder=fake_embedder) as collection:
@@ -120,8 +121,8 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(tmp_path
             asked += 1
         questions = [Question(n, hostile(rng), sources=(), kind=hostile(rng)) for n in range(1, 31)]
         render_eval.print_eval(evaluate(collection.index, fake_embedder, questions, k=3))
-    render.warning(f"skipped {hostile(rng, name=True)}: {hostile(rng)}")
-    render.error(hostile(rng))
+    terminal.warning(f"skipped {hostile(rng, name=True)}: {hostile(rng)}")
+    terminal.error(hostile(rng))
     out, err = capsys.readouterr()
     assert_printable(out, "stdout")
     assert_printable(err, "stderr")
@@ -150,10 +151,10 @@ def test_a_context_prompt_is_escaped_on_a_terminal_and_real_in_a_pipe(monkeypatc
     from semsearch.context.prompt import Prompt
 
     prompt = Prompt(text="[1] a\x1b[2J.md\nZwrot\n", tokens=5, sources=[], left_out=0)
-    render.print_prompt(prompt)
+    render.print_prompt(prompt, terminal.SHOWN)
     assert capsys.readouterr().out == "[1] a\x1b[2J.md\nZwrot\n"
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    render.print_prompt(prompt)
+    render.print_prompt(prompt, terminal.SHOWN)
     assert capsys.readouterr().out == "[1] a\\x1b[2J.md\nZwrot\n"
 
 
@@ -294,7 +295,7 @@ def test_one_letter_repeated_is_no_question_whatever_its_length(fake_index, fake
 
 
 def test_a_question_cut_inside_its_one_word_says_how_many_characters_are_searched(capsys):
-    render.question_cut("ą" * 3000, "ą" * 1018, 512)
+    render.question_cut("ą" * 3000, "ą" * 1018, 512, terminal.SHOWN)
     assert "only its first 1,018 of its 3,000 characters are searched" in capsys.readouterr().err
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from semsearch.cli.render.info import gate_rule
-from semsearch.cli.render.output import _line, _say, console, counted
+from semsearch.cli.render.output import counted
+from semsearch.cli.render.terminal import _line, _say, console
 from semsearch.ingest.chunking import PATH_SEPARATOR
 
 if TYPE_CHECKING:
