@@ -13,7 +13,6 @@ import typer
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
-from semsearch import hints
 from semsearch.cli.render import terminal as render
 from semsearch.errors import SemsearchError, path_problem
 
@@ -121,6 +120,8 @@ class _Group(TyperGroup):
             render.silence_stdout()
             return None
         except SemsearchError as exc:
+            from semsearch import hints  # here: only an error needs it
+
             render.error(hints.message(exc))
         except OSError as exc:
             if problem := path_problem(exc):

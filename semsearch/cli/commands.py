@@ -1,4 +1,8 @@
-"""Command line: parse arguments, call the library, render. No search logic lives here."""
+"""Command line: parse arguments, call the library, render. No search logic lives here.
+
+Each command imports what it runs inside its body, the library and its own renderer alike
+(``tests/test_imports.py``): a cold ``ask`` loads neither chunking nor the build, eval or info
+output, and ``--help`` loads no library at all."""
 
 from __future__ import annotations
 
@@ -23,9 +27,6 @@ from semsearch.cli.options import (
     warn_of_options_in,
     where_conditions,
 )
-from semsearch.cli.render import build as render_build
-from semsearch.cli.render import eval as render_eval
-from semsearch.cli.render import info as render_info
 from semsearch.cli.render import output as render
 from semsearch.cli.render import terminal
 from semsearch.defaults import DEFAULT_K, Expand, Mode
@@ -128,6 +129,7 @@ def build(
 
     Unchanged files keep their vectors, and an interrupted build resumes where it stopped."""
     from semsearch.build.pipeline import build_index
+    from semsearch.cli.render import build as render_build
     from semsearch.encode.embedders import DEFAULT_MODEL
 
     notes = verbosity(quiet, verbose)
@@ -312,6 +314,7 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
     """What the index holds, its no-answer gate, and what changed since.
 
     The model, files, chunks and front-matter fields, and the files changed since the build."""
+    from semsearch.cli.render import info as render_info
     from semsearch.retrieve.opening import load_index
 
     loaded = load_index(_index(index))
@@ -335,6 +338,7 @@ def evaluate_questions(
     """Measure accuracy and the no-answer threshold on QUESTIONS.
 
     Top-1 / top-3 accuracy, MRR, and how well the no-answer gate separates the questions."""
+    from semsearch.cli.render import eval as render_eval
     from semsearch.collection import Collection
     from semsearch.evaluation.quality import evaluate, load_questions, write_margin
 

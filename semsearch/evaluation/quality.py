@@ -21,7 +21,7 @@ from semsearch.defaults import DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
 from semsearch.errors import QuestionsError, path_problem
 from semsearch.gate.decision import Verdict, decide
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.sources import docs_relative
 from semsearch.retrieve.index import Index, all_unheld
 from semsearch.util.jsonparse import parse_json

@@ -20,13 +20,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from semsearch.errors import IndexCorruptError, UsageError
-from semsearch.ingest.frontmatter import Scalar, Value, fields_seen
-from semsearch.ingest.patterns import check_patterns
-from semsearch.ingest.sources import docs_relative
+
+if TYPE_CHECKING:
+    from semsearch.ingest.frontmatter import Scalar, Value
 
 _CONDITION = re.compile(r"\s*([^\s<>=!]+)\s*(<=|>=|!=|==|=|<|>)\s*(.*?)\s*", re.S)
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -184,6 +185,9 @@ def allowed_rows(
 def _matching_paths(files: dict[str, dict], paths: Sequence[str], root: Path) -> set[str]:
     import pathspec
 
+    from semsearch.ingest.patterns import check_patterns  # here: a plain ask has no --path
+    from semsearch.ingest.sources import docs_relative
+
     check_patterns(paths, "the path pattern")
     spec = pathspec.GitIgnoreSpec.from_lines([docs_relative(pattern, root) for pattern in paths])
     return {source for source in files if spec.match_file(source)}
@@ -205,6 +209,8 @@ def _only_without_text(chosen: list[str], paths: Sequence[str], where: list[Cond
 
 def _nothing_matches(files: dict[str, dict], paths: Sequence[str], where: list[Condition]) -> str:
     asked = _asked(paths, where)
+    from semsearch.ingest.frontmatter import fields_seen
+
     seen = fields_seen(files)
     known = ", ".join(f"{name} ({count})" for name, count in seen.items()) or "none"
     return f"no indexed file matches {asked} (front-matter fields, with their files: {known})"

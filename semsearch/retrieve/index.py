@@ -23,14 +23,12 @@ from semsearch.errors import IndexCorruptError, UsageError, about_index
 from semsearch.gate.bank import bank_sha256
 from semsearch.gate.decision import Gate, Verdict
 from semsearch.gate.threshold import is_answer
-from semsearch.ingest.chunking import Chunk
-from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
+from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
 from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import Hit, fuse, rank
-from semsearch.store.folder import update_meta
 from semsearch.store.reader import check_chunks, check_unit_rows
 from semsearch.store.staleness import changed_recorded
 
@@ -75,6 +73,8 @@ class Index:
     @property
     def front_matter_recorded(self) -> bool:
         """Whether its build recorded each file's front matter (``--where`` needs it)."""
+        from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION  # here: a plain ask needs none
+
         return self.meta.get("front_matter", {}).get("version") == FRONT_MATTER_VERSION
 
     @property
@@ -97,6 +97,8 @@ class Index:
 
     def update_meta(self, change: Callable[[dict], dict]) -> None:
         """Write ``change(meta)`` to disk, under the lock, if the index is still the one read."""
+        from semsearch.store.folder import update_meta  # here: only eval --calibrate writes
+
         if self.identity is None:
             raise UsageError("this index was not read from disk")
         self.meta = update_meta(self.path, self.identity, self.meta, change)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 
 if TYPE_CHECKING:
     from semsearch.encode.keywords import KeywordIndex

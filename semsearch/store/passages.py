@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from semsearch.errors import UsageError
-from semsearch.ingest.chunking import PATH_SEPARATOR, Chunk
+from semsearch.ingest.chunk import PATH_SEPARATOR, Chunk
 from semsearch.ingest.frontmatter import normalize_newlines
 from semsearch.ingest.markdown import Hidden, ParsedDocument, is_mdx, parse_markdown
 from semsearch.ingest.sources import SourceFile, read_source

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.frontmatter import RECORD_KEYS, FrontMatter
 from semsearch.ingest.sources import Skipped, SourceFile
 
