@@ -7,9 +7,12 @@ the figures are medians over the rounds: CPU is the child's user + system time (
 wall its elapsed time. The machine's load average is printed before and after: on a shared
 machine the ratio is the figure to read, not the seconds.
 
-    .venv/bin/python bench/bench_cold.py [--runs 9] [--index INDEX]
+    .venv/bin/python bench/bench_cold.py [--runs 9] [--index INDEX] [--against OTHER_CHECKOUT]
 
 Without ``--index``, ``docs/`` is first indexed with the default model in a temporary folder.
+``--against`` adds another checkout's cold ask (an older commit's worktree) to the same rounds.
+Output goes to ``/dev/null``, as when ``ask`` feeds a script or a model (Rich is not loaded
+then), and, in another row, to a terminal.
 The target (issue 23): the cold ``ask`` costs at most 1.3x the floor's CPU.
 """
 
@@ -20,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -40,16 +44,34 @@ def floor_code(model: str, question: str) -> str:
     )
 
 
-def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """CPU seconds (user + system) and wall seconds of one child process."""
+def timed(command: list[str], env: dict[str, str], cwd: Path, terminal: bool = False) -> tuple[float, float]:
+    """CPU seconds (user + system) and wall seconds of one child process; ``terminal``: its
+    stdout is a terminal (a pseudo-terminal, read meanwhile), else ``/dev/null``."""
+    screen, stdout = os.openpty() if terminal else (None, subprocess.DEVNULL)
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    process = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    if screen is not None:
+        os.close(stdout)
+        reader = threading.Thread(target=_drain, args=(screen,))
+        reader.start()
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
+    if screen is not None:
+        reader.join()
+        os.close(screen)
     if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: no answer, still a full ask
         raise RuntimeError(f"{command[:4]} failed: {process.stderr.read().decode()[-2000:]}")
     process.stderr.close()
     return usage.ru_utime + usage.ru_stime, wall
+
+
+def _drain(screen: int) -> None:
+    """Read a pseudo-terminal until its process closed it (so that the process never waits)."""
+    try:
+        while os.read(screen, 65536):
+            pass
+    except OSError:  # EIO: the other side is closed
+        pass
 
 
 def load() -> str:
@@ -57,27 +79,34 @@ def load() -> str:
     return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cores)"
 
 
-def compare(index: Path, question: str, runs: int, work: Path) -> dict[str, float]:
-    """Medians of ``runs`` rounds of a cold ask and the floor, each round both, in turn. Both
-    read compiled bytecode, as an installed semsearch does (cached under ``work``: with
+def compare(index: Path, question: str, runs: int, work: Path, checkouts: list[Path]) -> dict[str, float]:
+    """Medians of ``runs`` rounds of the floor and a cold ask of each checkout, each round all
+    of them in turn, in the checkout's folder (``python -m`` and ``-c`` import from there).
+    All read compiled bytecode, as an installed semsearch does (cached under ``work``: with
     ``PYTHONDONTWRITEBYTECODE`` set, every run would compile semsearch's modules anew)."""
     from semsearch.store.folder import peek_meta
 
     meta = peek_meta(index)
     if meta is None:
         raise SystemExit(f"no readable index at {index}")
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONPYCACHEPREFIX": str(work / "pycache")}
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(work / "pycache")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     ask = [PYTHON, "-m", "semsearch", "ask", question, "--index", str(index), "--quiet"]
-    floor = [PYTHON, "-c", floor_code(meta["model"]["spec"], question)]
-    timed(ask, env), timed(floor, env)  # warm the page cache: the model file, the index
-    samples: dict[str, list[float]] = {"ask_cpu": [], "ask_wall": [], "floor_cpu": [], "floor_wall": []}
+    cases = {"floor": ([PYTHON, "-c", floor_code(meta["model"]["spec"], question)], REPO)}
+    cases.update({str(checkout): (ask, checkout) for checkout in checkouts})
+    cases["to a terminal"] = (ask, checkouts[0])
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    for name, (command, folder) in cases.items():  # warm the page cache and the bytecode
+        timed(command, {**env, "PYTHONPATH": str(folder)}, folder, terminal=name == "to a terminal")
     for _ in range(runs):
-        for name, command in (("ask", ask), ("floor", floor)):
-            cpu, wall = timed(command, env)
-            samples[f"{name}_cpu"].append(cpu)
-            samples[f"{name}_wall"].append(wall)
-    return {name: statistics.median(values) for name, values in samples.items()}
+        for name, (command, folder) in cases.items():
+            env_here = {**env, "PYTHONPATH": str(folder)}
+            samples[name].append(timed(command, env_here, folder, terminal=name == "to a terminal"))
+    return {
+        f"{name} {kind}": statistics.median(sample[i] for sample in taken)
+        for name, taken in samples.items()
+        for i, kind in enumerate(("cpu", "wall"))
+    }
 
 
 def main() -> None:
@@ -86,6 +115,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9, help="rounds (each: one ask, one floor)")
     parser.add_argument("--index", type=Path, help="an index of docs/ (default: built now)")
     parser.add_argument("--question", default=QUESTION)
+    parser.add_argument(
+        "--against", type=Path, action="append", default=[], help="another checkout's ask, in the same rounds"
+    )
     args = parser.parse_args()
     with work_folder() as work:
         index = args.index
@@ -97,12 +129,18 @@ def main() -> None:
                 env={**os.environ, "PYTHONPATH": str(REPO)},
             )
         print(f"cold ask against the floor, {args.runs} rounds; before: {load()}", flush=True)
-        found = compare(index, args.question, args.runs, work)
-    cpu, wall = found["ask_cpu"] / found["floor_cpu"], found["ask_wall"] / found["floor_wall"]
-    line("ask, CPU (user + sys)", f"{found['ask_cpu']:.3f} s", f"{cpu:.2f}x the floor (target <= {TARGET})")
-    line("floor, CPU: numpy + load the model + embed the question", f"{found['floor_cpu']:.3f} s")
-    line("ask, wall", f"{found['ask_wall']:.3f} s", f"{wall:.2f}x the floor")
-    line("floor, wall", f"{found['floor_wall']:.3f} s")
+        checkouts = [REPO, *(path.resolve() for path in args.against)]
+        found = compare(index, args.question, args.runs, work, checkouts)
+    for kind in ("cpu", "wall"):
+        floor = found[f"floor {kind}"]
+        line(f"floor, {kind}: numpy + load the model + embed the question", f"{floor:.3f} s")
+        for checkout in checkouts:
+            ours = found[f"{checkout} {kind}"]
+            target = f" (target <= {TARGET})" if kind == "cpu" and checkout == REPO else ""
+            line(f"ask, {kind}: {checkout}", f"{ours:.3f} s", f"{ours / floor:.2f}x the floor{target}")
+        shown = found[f"to a terminal {kind}"]
+        ratio = f"{shown / floor:.2f}x the floor"
+        line(f"ask, {kind}: {checkouts[0]}, to a terminal", f"{shown:.3f} s", ratio)
     print(f"after: {load()}")
 
 

@@ -2,9 +2,9 @@
 
 Each command imports what it runs inside its body, the library and its own renderer alike
 (``tests/test_imports.py``): a cold ``ask`` loads neither chunking nor the build, eval or info
-output, and ``--help`` loads no library at all."""
-
-from __future__ import annotations
+output, and ``--help`` loads no library at all. No ``from __future__ import annotations``: Typer
+reads every command's parameters at each start, and annotations kept as strings would be
+evaluated anew each time."""
 
 from pathlib import Path
 from typing import Annotated

@@ -323,3 +323,31 @@ def test_hostile_folder_through_the_real_cli_prints_nothing_raw(tmp_path):
         assert_printable(done.stdout, f"stdout of {args[0]}")
         assert_printable(done.stderr, f"stderr of {args[0]}")
     assert "\\x1b" in done.stdout or "\\u20" in done.stdout
+
+
+def test_a_line_to_a_pipe_is_written_as_rich_writes_it_there(monkeypatch, capsys):
+    """Output that goes to no terminal skips Rich (``terminal._say``): the same characters as
+    Rich's console would write, for hostile text, styles, wide and combining characters, spaces
+    kept at either end; a tab, which Rich expands to its tab stops, is left to Rich."""
+    import io
+
+    from rich.console import Console
+
+    rng = random.Random(7)
+    extra = ["日本語", "e\u0301", "  two spaces  ", "\u00a0", "", "a\u200bb", "\t", "x\ty"]
+    for _ in range(300):
+        parts = [
+            (text, rng.choice(["bold", "dim", "bold red"])) if rng.random() < 0.4 else text
+            for text in (rng.choice([hostile(rng), rng.choice(extra)]) for _ in range(rng.randint(0, 4)))
+        ]
+        expected = io.StringIO()
+        rich_console = Console(file=expected, highlight=False, soft_wrap=True, markup=False, emoji=False)
+        rich_console.print(terminal._line(*parts), style=rng.choice([None, "dim"]))
+        terminal._say(*parts)
+        terminal._say(*parts, stderr=True)
+        out, err = capsys.readouterr()
+        assert out == err == expected.getvalue(), parts
+    monkeypatch.setenv("FORCE_COLOR", "1")  # asked for styles: Rich writes them
+    terminal.console.cache_clear()
+    terminal._say(("styled", "bold"))
+    assert "\x1b[1m" in capsys.readouterr().out

@@ -53,7 +53,31 @@ def _line(*parts: Part) -> Text:
 
 
 def _say(*parts: Part, stderr: bool = False, style: str | None = None) -> None:
-    console(stderr=stderr).print(_line(*parts), style=style)
+    """One line on stdout (or stderr). To a terminal, or wherever the environment asks for
+    styles, Rich prints it; to a pipe or a file it is written as Rich writes it there, plain,
+    without loading Rich (a piped ``ask`` saves its import). A tab is left to Rich too, which
+    expands it to its tab stops."""
+    stream = sys.stderr if stderr else sys.stdout
+    text = "".join(safe_line(part if isinstance(part, str) else part[0]) for part in parts)
+    if "\t" in text or _styled(stream):
+        console(stderr=stderr).print(_line(*parts), style=style)
+        return
+    stream.write(text + "\n")
+    stream.flush()  # as Rich flushes each print: lines on stdout and stderr keep their order
+
+
+_STYLE_VARIABLES = ("FORCE_COLOR", "TTY_COMPATIBLE")
+"""Set, they may make Rich style output that goes to no terminal: Rich then decides."""
+
+
+def _styled(stream: object) -> bool:
+    """Whether Rich might write styles to ``stream``: a terminal, or a style variable set."""
+    if any(name in os.environ for name in _STYLE_VARIABLES):
+        return True
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):  # no such method, or closed: not a terminal to Rich either
+        return False
 
 
 def error(message: str) -> None:
