@@ -2,18 +2,19 @@
 
 The floor is a bare process that imports numpy, loads the index's model through the same
 embedder code path as ``ask`` (``load_embedder``) and embeds the question, on one thread as
-``ask`` does. Each round runs the two one after the other (so both meet the same machine load);
-the figures are medians over the rounds: CPU is the child's user + system time (``wait4``),
-wall its elapsed time. The machine's load average is printed before and after: on a shared
-machine the ratio is the figure to read, not the seconds.
+``ask`` does. Each round runs every case one after the other, so that they meet the same
+machine load. The figures are medians over the rounds: CPU is the child's user + system time
+(``wait4``), wall its elapsed time, and a ratio is the median of each round's ratio to that
+round's floor (paired: a load that changes between rounds moves both alike). The load average
+is printed before and after: on a shared machine, read the ratios rather than the seconds.
 
     .venv/bin/python bench/bench_cold.py [--runs 9] [--index INDEX] [--against OTHER_CHECKOUT]
 
 Without ``--index``, ``docs/`` is first indexed with the default model in a temporary folder.
 ``--against`` adds another checkout's cold ask (an older commit's worktree) to the same rounds.
 Output goes to ``/dev/null``, as when ``ask`` feeds a script or a model (Rich is not loaded
-then), and, in another row, to a terminal.
-The target (issue 23): the cold ``ask`` costs at most 1.3x the floor's CPU.
+then), and, in one more row, to a terminal. The target (issue 23): a cold ``ask`` costs at
+most 1.3x the floor's CPU.
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ def load() -> str:
     return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cores)"
 
 
-def compare(index: Path, question: str, runs: int, work: Path, checkouts: list[Path]) -> dict[str, float]:
+def compare(
+    index: Path, question: str, runs: int, work: Path, checkouts: list[Path]
+) -> dict[str, list[tuple[float, float]]]:
     """Medians of ``runs`` rounds of the floor and a cold ask of each checkout, each round all
     of them in turn, in the checkout's folder (``python -m`` and ``-c`` import from there).
     All read compiled bytecode, as an installed semsearch does (cached under ``work``: with
@@ -94,19 +97,15 @@ def compare(index: Path, question: str, runs: int, work: Path, checkouts: list[P
     ask = [PYTHON, "-m", "semsearch", "ask", question, "--index", str(index), "--quiet"]
     cases = {"floor": ([PYTHON, "-c", floor_code(meta["model"]["spec"], question)], REPO)}
     cases.update({str(checkout): (ask, checkout) for checkout in checkouts})
-    cases["to a terminal"] = (ask, checkouts[0])
+    cases[f"{checkouts[0]}, to a terminal"] = (ask, checkouts[0])
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     for name, (command, folder) in cases.items():  # warm the page cache and the bytecode
-        timed(command, {**env, "PYTHONPATH": str(folder)}, folder, terminal=name == "to a terminal")
+        timed(command, {**env, "PYTHONPATH": str(folder)}, folder, terminal=name.endswith("to a terminal"))
     for _ in range(runs):
         for name, (command, folder) in cases.items():
             env_here = {**env, "PYTHONPATH": str(folder)}
-            samples[name].append(timed(command, env_here, folder, terminal=name == "to a terminal"))
-    return {
-        f"{name} {kind}": statistics.median(sample[i] for sample in taken)
-        for name, taken in samples.items()
-        for i, kind in enumerate(("cpu", "wall"))
-    }
+            samples[name].append(timed(command, env_here, folder, terminal=name.endswith("to a terminal")))
+    return samples
 
 
 def main() -> None:
@@ -131,16 +130,18 @@ def main() -> None:
         print(f"cold ask against the floor, {args.runs} rounds; before: {load()}", flush=True)
         checkouts = [REPO, *(path.resolve() for path in args.against)]
         found = compare(index, args.question, args.runs, work, checkouts)
-    for kind in ("cpu", "wall"):
-        floor = found[f"floor {kind}"]
-        line(f"floor, {kind}: numpy + load the model + embed the question", f"{floor:.3f} s")
-        for checkout in checkouts:
-            ours = found[f"{checkout} {kind}"]
-            target = f" (target <= {TARGET})" if kind == "cpu" and checkout == REPO else ""
-            line(f"ask, {kind}: {checkout}", f"{ours:.3f} s", f"{ours / floor:.2f}x the floor{target}")
-        shown = found[f"to a terminal {kind}"]
-        ratio = f"{shown / floor:.2f}x the floor"
-        line(f"ask, {kind}: {checkouts[0]}, to a terminal", f"{shown:.3f} s", ratio)
+    for i, kind in enumerate(("cpu", "wall")):
+        floor = [sample[i] for sample in found["floor"]]
+        line(
+            f"floor, {kind}: numpy + load the model + embed the question", f"{statistics.median(floor):.3f} s"
+        )
+        for name in [name for name in found if name != "floor"]:
+            ours = [sample[i] for sample in found[name]]
+            ratio = statistics.median(a / b for a, b in zip(ours, floor, strict=True))  # paired: same load
+            target = f" (target <= {TARGET})" if kind == "cpu" and name == str(REPO) else ""
+            line(
+                f"ask, {kind}: {name}", f"{statistics.median(ours):.3f} s", f"{ratio:.2f}x the floor{target}"
+            )
     print(f"after: {load()}")
 
 
