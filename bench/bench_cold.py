@@ -87,7 +87,7 @@ def compare(
     of them in turn, in the checkout's folder (``python -m`` and ``-c`` import from there).
     All read compiled bytecode, as an installed semsearch does (cached under ``work``: with
     ``PYTHONDONTWRITEBYTECODE`` set, every run would compile semsearch's modules anew)."""
-    from semsearch.store.folder import peek_meta
+    from semsearch.store.meta import peek_meta
 
     meta = peek_meta(index)
     if meta is None:
@@ -95,7 +95,7 @@ def compare(
     env = {**os.environ, "PYTHONPYCACHEPREFIX": str(work / "pycache")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     ask = [PYTHON, "-m", "semsearch", "ask", question, "--index", str(index), "--quiet"]
-    cases = {"floor": ([PYTHON, "-c", floor_code(meta["model"]["spec"], question)], REPO)}
+    cases = {"floor": ([PYTHON, "-c", floor_code(meta.model.spec, question)], REPO)}
     cases.update({str(checkout): (ask, checkout) for checkout in checkouts})
     cases[f"{checkouts[0]}, to a terminal"] = (ask, checkouts[0])
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}

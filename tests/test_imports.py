@@ -19,7 +19,6 @@ NOT_ASKED = (
     "semsearch.ingest.chunking",  # the chunker and its parsers: a build's
     "semsearch.ingest.markdown",
     "semsearch.ingest.sources",
-    "semsearch.ingest.frontmatter",  # a plain ask has no --where
     "semsearch.build",
     "semsearch.evaluation",
     "semsearch.context",  # only --context

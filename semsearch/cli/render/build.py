@@ -12,8 +12,8 @@ from semsearch.cli.render.terminal import SHOWN, Notes, _say, console
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Step
+    from semsearch.build.files import FileOutcome
     from semsearch.build.report import BuildReport
-    from semsearch.store.records import FileOutcome
 
 
 def _changes(report: BuildReport) -> str:

@@ -284,11 +284,11 @@ def question_cut(asked: str, searched: str, limit: int, notes: Notes) -> None:
 
 
 def stale_warning(changed: list[str], index: Index, notes: Notes) -> None:
-    docs_root = index.meta["docs_root"]
+    docs_root = index.meta.docs_root
     if not os.path.isdir(docs_root):
         notes.warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
         return
-    recorded = index.meta.get("files", {})
+    recorded = index.meta.files
     if (
         changed
         and set(changed) == set(recorded)
@@ -303,7 +303,7 @@ def stale_warning(changed: list[str], index: Index, notes: Notes) -> None:
         from semsearch.hints import command_to_build
 
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more" if len(changed) > 3 else "")
-        command = command_to_build(index.meta["docs_root"], index.path)
+        command = command_to_build(index.meta.docs_root, index.path)
         notes.warning(
             f"{len(changed):,} file(s) changed since the index was built ({shown}); run `{command}`"
         )
@@ -315,11 +315,11 @@ def search_details(
     """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
     from semsearch.store.records import with_text
 
-    files, chunks = len(with_text(index.meta["files"])), len(index.chunks)
+    files, chunks = len(with_text(index.meta.files)), len(index.chunks)
     notes.note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
     if paths or where:
         allowed = index.allowed_rows(paths, where)
-        searched = sum(bool(allowed[slice(*r["rows"])].any()) for r in index.meta["files"].values())
+        searched = sum(bool(allowed[slice(*r.rows)].any()) for r in index.meta.files.values())
         shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
         rows = int(allowed.sum())
         notes.note(f"searched: {searched:,} of {files:,} files, {rows:,} of {chunks:,} chunks ({shown})")
