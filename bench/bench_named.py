@@ -51,8 +51,8 @@ def measure(folder: Path) -> dict:
     ]
     answerable = [r for r in rows if r.get("source")]
     unanswerable = [r for r in rows if not r.get("source")]
-    wrong = [r["question"] for r in answerable if all_unheld(index.named_rows(r["question"]))]
-    right = [r["question"] for r in unanswerable if all_unheld(index.named_rows(r["question"]))]
+    wrong = [r["question"] for r in answerable if _names_unheld(index, r["question"])]
+    right = [r["question"] for r in unanswerable if _names_unheld(index, r["question"])]
     return {
         "set": folder.name,
         "answerable": len(answerable),
@@ -60,6 +60,10 @@ def measure(folder: Path) -> dict:
         "unanswerable": len(unanswerable),
         "refused_unanswerable": right,
     }
+
+
+def _names_unheld(index: Index, question: str) -> bool:
+    return bool(all_unheld(index.named_rows(index.parse(question))))
 
 
 def main() -> None:

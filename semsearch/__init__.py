@@ -24,7 +24,7 @@ _EXPORTS = {
     "Answer": "collection",
     "Hit": "retrieve.search",
     "Condition": "retrieve.filters",
-    "Chunk": "ingest.chunking",
+    "Chunk": "ingest.chunk",
     "build_index": "build.pipeline",
     "BuildReport": "build.report",
     "Step": "build.embedding",
@@ -89,7 +89,7 @@ if TYPE_CHECKING:
         SemsearchError,
         UsageError,
     )
-    from semsearch.ingest.chunking import Chunk
+    from semsearch.ingest.chunk import Chunk
     from semsearch.retrieve.filters import Condition
     from semsearch.retrieve.search import Hit
 

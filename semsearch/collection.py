@@ -25,7 +25,7 @@ import numpy as np
 
 from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder, fit_question
-from semsearch.errors import UsageError
+from semsearch.errors import SemsearchError, UsageError
 from semsearch.retrieve.answer import Answer
 from semsearch.retrieve.filters import Condition, conditions
 from semsearch.retrieve.index import Index
@@ -185,7 +185,9 @@ class Collection:
     def __enter__(self) -> Collection:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, trace: object) -> None:
+        if isinstance(exc, SemsearchError):  # met inside ``with``: about this index (for its hint)
+            exc.about(self.path)
         self.close()
 
 

@@ -3,9 +3,39 @@ message with a hint and an exit code."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 
 class SemsearchError(Exception):
     """Base class: a problem the user can act on. Never shown with a traceback."""
+
+    index: Path | None = None
+    """The index folder the error is about, when known: the hint's build command names it
+    (``hints``). Set where it is raised, or by the front door that opened the index
+    (``about_index``)."""
+
+    def __init__(self, *args: object, index: Path | None = None):
+        super().__init__(*args)
+        if index is not None:
+            self.index = Path(index)
+
+    def about(self, index: Path | str) -> SemsearchError:
+        """This error, about ``index`` unless it already names its index; returns it."""
+        if self.index is None:
+            self.index = Path(index)
+        return self
+
+
+@contextmanager
+def about_index(index: Path | str) -> Iterator[None]:
+    """Within: a library error that names no index is about ``index`` (see ``SemsearchError.about``)."""
+    try:
+        yield
+    except SemsearchError as exc:
+        exc.about(index)
+        raise
 
 
 class DocsError(SemsearchError):

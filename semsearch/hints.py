@@ -1,6 +1,7 @@
-"""What the command line says to do after an error: the hint after a library error's message,
-with the real documents folder and index path in a suggested command when they are known. The
-MCP server's error messages suggest the same command (``build_command``)."""
+"""What to do after a library error: the hint after its message, for the command line and for
+an MCP client alike, with the real documents folder and index path in a suggested command when
+they are known (the error carries its index, ``SemsearchError.index``). Pure: nothing is
+remembered between calls."""
 
 from __future__ import annotations
 
@@ -15,40 +16,35 @@ from semsearch.errors import (
     SemsearchError,
 )
 
-_index: Path | None = None
-"""The index folder the running command works on (None: not known yet)."""
+UNKNOWN_DOCS = "<your docs folder>"
+"""Stands for the documents folder in a command suggested to an MCP client (a language model)
+when the index does not tell it; a person at the command line reads ``DOCS``."""
 
 
-def use_index(path: Path) -> Path:
-    """Remember ``path`` as the running command's index, for the hints; returns it."""
-    global _index
-    _index = path
-    return path
+def message(exc: SemsearchError, *, agent: bool = False) -> str:
+    """``exc``'s message, then what to do about it when there is something to say (``hint``)."""
+    said = hint(exc, agent=agent)
+    return f"{exc}; {said}" if said else str(exc)
 
 
-def forget_index() -> None:
-    """The command is over (tests run many in one process)."""
-    global _index
-    _index = None
-
-
-def message(exc: SemsearchError) -> str:
-    """``exc``'s message, then what to do about it when there is something to say."""
-    hint = _hint(exc)
-    return f"{exc}; {hint}" if hint else str(exc)
-
-
-def _hint(exc: SemsearchError) -> str | None:
+def hint(exc: SemsearchError, *, agent: bool = False) -> str | None:
+    """What to do about ``exc``, None when there is nothing to add. ``agent``: for an MCP client,
+    which runs no command itself: every index problem gets the whole build command, the
+    documents folder a placeholder it will not take literally when the index does not tell it."""
     if isinstance(exc, MetaUnreadableError):  # before IndexCorruptError, its base class
+        if agent:
+            return f"remove the folder, then build again: `{build_command(exc.index, UNKNOWN_DOCS)}`"
         return (
             "nothing proves semsearch made that folder, so `semsearch build` leaves it alone: "
             "remove it yourself, then build again"
         )
     if isinstance(exc, IndexCorruptError):
-        return f"rebuild it with `{build_command(_index)}`"
+        return f"rebuild it with `{build_command(exc.index, UNKNOWN_DOCS if agent else 'DOCS')}`"
     if isinstance(exc, IndexMissingError):  # the path given may be a file or another folder
+        if agent:
+            return f"build it with `{build_command(exc.index, UNKNOWN_DOCS)}`"
         return "build one with `semsearch build DOCS --index INDEX`"
-    if isinstance(exc, IndexChangedError):
+    if isinstance(exc, IndexChangedError) and not agent:
         return "run the command again"
     return None
 

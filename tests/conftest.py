@@ -65,7 +65,7 @@ def _fresh_consoles():
     """Each test gets consoles made under its own environment (``COLUMNS`` read when one is made):
     the CLI keeps one per process, which made a test's output width depend on the tests before it
     (seen when two workers ran the files in another order)."""
-    from semsearch.cli.render.output import console
+    from semsearch.cli.render.terminal import console
 
     console.cache_clear()
     yield

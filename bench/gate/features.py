@@ -54,7 +54,7 @@ def features(name: str, embedder: CachedEmbedder) -> dict:
     }
     first, first_score, first_exact, ranks = [], [], [], []
     for q, v in zip(questions, qv, strict=True):
-        ranking = index.ranked(q.question, v, 10, "hybrid")
+        ranking = index.ranked(index.parse(q.question), v, 10, "hybrid")
         first.append(ranking[0].row)
         first_score.append(ranking[0].score)
         first_exact.append(ranking[0].exact)

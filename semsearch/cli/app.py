@@ -13,8 +13,7 @@ import typer
 from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
-from semsearch import hints as cli_hints
-from semsearch.cli.render import output as render
+from semsearch.cli.render import terminal as render
 from semsearch.errors import SemsearchError, path_problem
 
 EXIT_NO_ANSWER = 1
@@ -121,7 +120,9 @@ class _Group(TyperGroup):
             render.silence_stdout()
             return None
         except SemsearchError as exc:
-            render.error(cli_hints.message(exc))
+            from semsearch import hints  # here: only an error needs it
+
+            render.error(hints.message(exc))
         except OSError as exc:
             if problem := path_problem(exc):
                 render.error(problem)
@@ -135,9 +136,6 @@ class _Group(TyperGroup):
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except Exception as exc:
             _unexpected(exc)
-        finally:
-            render.set_quiet(False)  # --quiet lasts one command (tests run many in one process)
-            cli_hints.forget_index()
         raise typer.Exit(EXIT_ERROR)
 
     def _name_the_command(self, exc: TyperException, ctx: typer.Context) -> None:

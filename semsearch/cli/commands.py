@@ -1,13 +1,16 @@
-"""Command line: parse arguments, call the library, render. No search logic lives here."""
+"""Command line: parse arguments, call the library, render. No search logic lives here.
 
-from __future__ import annotations
+Each command imports what it runs inside its body, the library and its own renderer alike
+(``tests/test_imports.py``): a cold ``ask`` loads neither chunking nor the build, eval or info
+output, and ``--help`` loads no library at all. No ``from __future__ import annotations``: Typer
+reads every command's parameters at each start, and annotations kept as strings would be
+evaluated anew each time."""
 
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from semsearch import hints as cli_hints
 from semsearch.cli.app import EXIT_NO_ANSWER, app, standard_streams, terminate_as_interrupt
 from semsearch.cli.eval_options import (
     CalibrateOption,
@@ -25,12 +28,10 @@ from semsearch.cli.options import (
     warn_of_options_in,
     where_conditions,
 )
-from semsearch.cli.render import build as render_build
-from semsearch.cli.render import eval as render_eval
-from semsearch.cli.render import info as render_info
 from semsearch.cli.render import output as render
+from semsearch.cli.render import terminal
 from semsearch.defaults import DEFAULT_K, Expand, Mode
-from semsearch.errors import IndexMissingError
+from semsearch.errors import IndexMissingError, about_index
 
 IndexOption = Annotated[
     Path | None,
@@ -43,11 +44,12 @@ IndexOption = Annotated[
 ]
 
 
-def _index(given: Path | None, required: bool = True) -> Path:
+def _index(given: Path | None, required: bool = True, notes: terminal.Notes = terminal.SHOWN) -> Path:
     """--index, $SEMSEARCH_INDEX, or the nearest semsearch index/ folder from here upwards
-    (``required``: none found is an error that says where it looked)."""
+    (``required``: none found is an error that says where it looked; ``notes``: where to say
+    that one was found above)."""
     if given is not None:
-        return cli_hints.use_index(given)
+        return given
     from semsearch.store.nearest import find_index
 
     here = Path.cwd()
@@ -58,8 +60,8 @@ def _index(given: Path | None, required: bool = True) -> Path:
             "your home folder, in folders you own; give --index or set SEMSEARCH_INDEX)"
         )
     if found is not None and found.parent != here:
-        render.note(f"using the index at {found}/ (found above the current folder)")
-    return cli_hints.use_index(found or Path("index"))
+        notes.note(f"using the index at {found}/ (found above the current folder)")
+    return found or Path("index")
 
 
 ModeOption = Annotated[
@@ -121,17 +123,21 @@ def build(
 
     Unchanged files keep their vectors, and an interrupted build resumes where it stopped."""
     from semsearch.build.pipeline import build_index
+    from semsearch.cli.render import build as render_build
     from semsearch.encode.embedders import DEFAULT_MODEL
 
-    verbosity(quiet, verbose)
+    notes = verbosity(quiet, verbose)
     if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
-        index = _index(index, required=False)
+        index = _index(index, required=False, notes=notes)
     index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
-    cli_hints.use_index(index)
     recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
     docs = docs or _recorded_docs(index, recorded.get("docs"))
     budget = max_tokens if max_tokens is not None else recorded.get("max_tokens")  # None: the default
-    with terminate_as_interrupt(), render_build.build_progress(disable=as_json or quiet) as progress:
+    with (
+        about_index(index),
+        terminate_as_interrupt(),
+        render_build.build_progress(disable=as_json or quiet) as progress,
+    ):
         report = build_index(
             docs,
             index,
@@ -145,7 +151,7 @@ def build(
     if as_json:
         render.print_json(render_build.build_json(report))
     else:
-        render_build.print_build_summary(report, verbose=verbose)
+        render_build.print_build_summary(report, notes, verbose=verbose)
 
 
 def _recorded_settings(index: Path) -> dict:
@@ -259,28 +265,28 @@ def ask(
     A question starting with "-" goes after `--`: semsearch ask -- --reload (all after it is asked)."""
     from semsearch.collection import Collection
 
-    verbosity(quiet, verbose)
+    notes = verbosity(quiet, verbose)
     exclusive(("--json", as_json), ("--jsonl", as_jsonl), ("--context", context), ("--full", full))
     needs_context(ctx, context, "max_context_tokens", "expand")
     conditions = where_conditions(where)
-    warn_of_options_in(ctx, question)
+    warn_of_options_in(ctx, question, notes)
     question = " ".join(question)
-    with Collection(_index(index), model=model) as collection:
+    with Collection(_index(index, notes=notes), model=model) as collection:
         if refresh:
-            _refresh(collection, quiet)
+            _refresh(collection, notes)
         else:
-            render.stale_warning(collection.changed_files(), collection.index)
+            render.stale_warning(collection.changed_files(), collection.index, notes)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
         )
         if verbose:
-            render.search_details(collection.index, path or (), conditions, result)
+            render.search_details(collection.index, path or (), conditions, result, notes)
         if context and result.hits:
             from semsearch.context.prompt import context_prompt
 
             prompt = context_prompt(collection.index, result, max_context_tokens, expand.value)
     if result.question_cut:
-        render.question_cut(question, result.question, collection.embedder.max_input_tokens)
+        render.question_cut(question, result.question, collection.embedder.max_input_tokens, notes)
     question = result.question  # what both embeddings and keywords saw
     with render.results_output():
         if not result.answered and (as_jsonl or (context and not as_json)):  # nothing for a model to read
@@ -290,7 +296,7 @@ def ask(
             if as_json:
                 render.print_json(render.prompt_json(question, prompt, result))
             else:
-                render.print_prompt(prompt)
+                render.print_prompt(prompt, notes)
                 render.missing_names(result, stderr=True)
         elif as_json:
             render.print_json(render.ask_json(question, result))
@@ -303,12 +309,14 @@ def ask(
         raise typer.Exit(EXIT_NO_ANSWER)
 
 
-def _refresh(collection, quiet: bool) -> None:
+def _refresh(collection, notes: terminal.Notes) -> None:
     """``ask --refresh``: the index brought up to date, with a build's progress (stderr)."""
-    with terminate_as_interrupt(), render_build.build_progress(disable=quiet) as progress:
+    from semsearch.cli.render import build as render_build
+
+    with terminate_as_interrupt(), render_build.build_progress(disable=notes.quiet) as progress:
         report = collection.refresh(render_build.after_reading(progress))
     if not report.up_to_date:
-        render_build.refresh_note(report)
+        render_build.refresh_note(report, notes)
 
 
 @app.command()
@@ -316,6 +324,7 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
     """What the index holds, its no-answer gate, and what changed since.
 
     The model, files, chunks and front-matter fields, and the files changed since the build."""
+    from semsearch.cli.render import info as render_info
     from semsearch.retrieve.opening import load_index
 
     loaded = load_index(_index(index))
@@ -339,13 +348,14 @@ def evaluate_questions(
     """Measure accuracy and the no-answer threshold on QUESTIONS.
 
     Top-1 / top-3 accuracy, MRR, and how well the no-answer gate separates the questions."""
+    from semsearch.cli.render import eval as render_eval
     from semsearch.collection import Collection
     from semsearch.evaluation.quality import evaluate, load_questions, write_margin
 
     exclusive(("--json", as_json), ("--jsonl", as_jsonl))
     ks = positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
-        asked = load_questions(questions, warn=render.warning)
+        asked = load_questions(questions, warn=terminal.warning)
         report = evaluate(
             collection.index,
             collection.embedder,
@@ -353,10 +363,10 @@ def evaluate_questions(
             k=max(ks),
             mode=mode.value,
             ks=ks,
-            warn=render.warning,
+            warn=terminal.warning,
         )
         if calibrate and len(asked) < CALIBRATE_MIN_QUESTIONS:
-            render.warning(
+            terminal.warning(
                 f"calibrating on {len(asked):,} questions: the threshold will be noisy "
                 f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
             )

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from semsearch.cli.render import output as render
+from semsearch.cli.render import terminal as render
 
 if TYPE_CHECKING:
     from semsearch.retrieve.filters import Condition
@@ -25,10 +25,11 @@ DocsArgument = Annotated[
 """The documents folder of ``build`` and ``watch``."""
 
 
-def verbosity(quiet: bool, verbose: bool) -> None:
+def verbosity(quiet: bool, verbose: bool) -> render.Notes:
+    """Where the command's notes go (``--quiet``: nowhere); ``--verbose`` with it is an error."""
     if quiet and verbose:
         raise typer.BadParameter("--quiet and --verbose exclude each other", param_hint="--quiet")
-    render.set_quiet(quiet)
+    return render.Notes(quiet)
 
 
 def exclusive(*options: tuple[str, bool]) -> None:
@@ -78,13 +79,13 @@ def positive_numbers(text: str, option: str) -> list[int]:
     return numbers
 
 
-def warn_of_options_in(ctx: typer.Context, words: list[str]) -> None:
+def warn_of_options_in(ctx: typer.Context, words: list[str], notes: render.Notes) -> None:
     """Options written after ``--`` are words of the question: said, as they were likely meant
     as options."""
     found = options_in_question(ctx, words)
     if found:
         one = len(found) == 1
-        render.warning(
+        notes.warning(
             f"{', '.join(found)} after `--` {'is' if one else 'are'} read as part of the question, "
             f"not as {'an option' if one else 'options'}: options go before `--`"
         )

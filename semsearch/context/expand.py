@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from semsearch.errors import UsageError
-from semsearch.ingest.chunking import PATH_SEPARATOR, Chunk
+from semsearch.ingest.chunk import PATH_SEPARATOR, Chunk
 from semsearch.retrieve.search import Hit
 
 if TYPE_CHECKING:

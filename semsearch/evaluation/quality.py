@@ -21,7 +21,7 @@ from semsearch.defaults import DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
 from semsearch.errors import QuestionsError, path_problem
 from semsearch.gate.decision import Verdict, decide
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.sources import docs_relative
 from semsearch.retrieve.index import Index, all_unheld
 from semsearch.store.records import CalibratedRecord
@@ -269,7 +269,8 @@ def evaluate(
     results = []
     for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
         cosine = index.cosines(vector)
-        ranking = index.ranked(question.question, vector, depth, mode, cosine=cosine)
+        parsed = index.parse(question.question)  # once, as ``Index.search`` parses it
+        ranking = index.ranked(parsed, vector, depth, mode, cosine=cosine)
         rank = next((n for n, r in enumerate(ranking, 1) if is_hit(question, index.chunks[r.row])), None)
         first = index.chunks[ranking[0].row] if ranking else None
         results.append(
@@ -282,7 +283,7 @@ def evaluate(
                 baseline=index.gate.baseline(question.question, vector, cosine),
                 margin=index.gate.margin,
                 legacy=index.gate.legacy,
-                names_unheld=bool(all_unheld(index.named_rows(question.question))),
+                names_unheld=bool(all_unheld(index.named_rows(parsed))),
             )
         )
         if progress:

@@ -18,14 +18,16 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
 from functools import cache
-from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from semsearch.encode.embedders import Embedder
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 BANK_FILE = "offtopic_questions.tsv"
 NO_LANGUAGE = "-"
@@ -34,7 +36,15 @@ off-topic like any row, but have no language offset (see ``threshold.language_of
 
 
 def _bank_bytes() -> bytes:
-    return resources.files("semsearch.data").joinpath(BANK_FILE).read_bytes()
+    return _data(BANK_FILE).read_bytes()
+
+
+def _data(name: str) -> Traversable:
+    """A file shipped in ``semsearch/data`` (``importlib.resources`` imported here: a build
+    reads these, ``ask`` does not)."""
+    from importlib import resources
+
+    return resources.files("semsearch.data").joinpath(name)
 
 
 @cache
@@ -106,13 +116,15 @@ def _load(path: Path, rows: int, dim: int) -> np.ndarray | None:
 
 
 def _shipped(name: str) -> Path:
-    return Path(str(resources.files("semsearch.data").joinpath(name)))
+    return Path(str(_data(name)))
 
 
 def _save_quietly(path: Path, vectors: np.ndarray) -> None:
     """Cache write; a cache that cannot be written only costs the next build the embedding."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import secrets  # here: only a build writes the cache
+
         staging = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
         with open(staging, "wb") as handle:
             np.save(handle, vectors)

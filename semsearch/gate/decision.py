@@ -22,7 +22,7 @@ from semsearch.gate.threshold import (
     language_centroids,
     nearest_languages,
 )
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 from semsearch.store.meta import IndexMeta
 
 

@@ -44,7 +44,7 @@ import numpy as np
 from semsearch.encode.embedders import Embedder
 from semsearch.encode.keywords import KeywordIndex
 from semsearch.gate.bank import NO_LANGUAGE, offtopic_bank
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 from semsearch.store.records import MarginRecord
 
 GATE = 4

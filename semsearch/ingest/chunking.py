@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from functools import partial
 from itertools import chain, pairwise
 
+from semsearch.ingest.chunk import PATH_SEPARATOR, Chunk
 from semsearch.ingest.frontmatter import normalize_newlines
 from semsearch.ingest.markdown import Block, Hidden, is_mdx, parse_markdown
 from semsearch.ingest.markup import BLANK_LINE
 from semsearch.ingest.packing import Packer
 from semsearch.ingest.tokens import LONGEST_TOKEN_BYTES, count_tokens
 
-PATH_SEPARATOR = " › "
 CHUNKER_VERSION = 4
 """Raised whenever the same file and settings would give other chunks, so that the next build
 re-chunks every file instead of reusing old chunks. 2: lead-ins stay with what they introduce.
@@ -42,68 +41,6 @@ TokenCounter = Callable[[str], int]
 
 TextFits = Callable[[str], bool]
 """Extra limit on an embedded text, e.g. the model's own input length."""
-
-
-@dataclass(frozen=True)
-class Chunk:
-    id: str
-    source: str
-    headings: tuple[str, ...]
-    """The section's heading path as embedded. A title too long for the budget is stored cut (at
-    a word boundary, ending in "…"), and outer headings dropped if cutting is not enough."""
-    text: str
-    """Lines ``start_line``..``end_line`` of the source without their HTML comments."""
-    start_line: int
-    end_line: int
-    tokens: int
-    raw: str | None = None
-    """The lines as written (HTML comments aside), when ``text`` differs: flavour markup
-    (``markup``) or a repeated table header. Snippets show these."""
-
-    @property
-    def shown(self) -> str:
-        """The text shown to a reader of the results: the file's lines as written."""
-        return self.text if self.raw is None else self.raw
-
-    @property
-    def section(self) -> str:
-        return PATH_SEPARATOR.join(self.headings)
-
-    @property
-    def location(self) -> str:
-        """``file › heading path (lines a–b)``: where a reader finds the chunk."""
-        lines = (
-            f"line {self.start_line}"
-            if self.start_line == self.end_line
-            else f"lines {self.start_line}–{self.end_line}"
-        )
-        return f"{PATH_SEPARATOR.join([self.source, *self.headings])} ({lines})"
-
-    def to_dict(self) -> dict:
-        return {
-            "id": self.id,
-            "source": self.source,
-            "section": self.section,
-            "headings": list(self.headings),
-            "text": self.text,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "tokens": self.tokens,
-            **({"raw": self.raw} if self.raw is not None else {}),
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Chunk:
-        return cls(
-            id=data["id"],
-            source=data["source"],
-            headings=tuple(data["headings"]),
-            text=data["text"],
-            start_line=int(data["start_line"]),
-            end_line=int(data["end_line"]),
-            tokens=int(data["tokens"]),
-            raw=data["raw"] if isinstance(data.get("raw"), str) else None,
-        )
 
 
 def context_prefix(headings: tuple[str, ...] | list[str], source: str) -> str:

@@ -34,15 +34,9 @@ from semsearch import __version__
 from semsearch.collection import Collection
 from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
-from semsearch.errors import (
-    IndexCorruptError,
-    IndexMissingError,
-    MetaUnreadableError,
-    SemsearchError,
-    path_problem,
-)
+from semsearch.errors import SemsearchError, path_problem
 from semsearch.gate.threshold import BASELINE_IN_WORDS
-from semsearch.hints import build_command, command_to_build
+from semsearch.hints import command_to_build, message
 from semsearch.ingest.sources import docs_relative
 from semsearch.store.passages import file_chunks, in_lines, in_section
 from semsearch.store.records import fields_seen, fields_unread, with_text, without_text
@@ -80,8 +74,6 @@ from semsearch.mcp.schema import (
     Where,
 )
 
-UNKNOWN_DOCS = "<your docs folder>"
-"""Stands for the documents folder in a suggested command when the index does not tell it."""
 STALE_CHECK_SECONDS = 2.0
 """Files changed since the build are looked up at most this often (a walk of the docs folder:
 0.3 ms for ten files, but about a third of a second for ten thousand), and never more often
@@ -242,7 +234,7 @@ class Library:
             try:
                 yield self._current()
             except SemsearchError as exc:
-                raise ToolError(self._message(exc)) from exc
+                raise ToolError(message(exc.about(self.path), agent=True)) from exc
             except OSError as exc:
                 if (problem := path_problem(exc)) is None:
                     raise
@@ -282,20 +274,6 @@ class Library:
             note=f"{len(changed)} file(s) changed since the index was built: results reflect the "
             f"indexed versions; rebuild with `{command}`",
         )
-
-    def _message(self, exc: SemsearchError) -> str:
-        if isinstance(exc, IndexMissingError):
-            return f"{exc}; build it with `{self._build_command()}`"
-        if isinstance(exc, MetaUnreadableError):
-            return f"{exc}; remove the folder, then build again: `{self._build_command()}`"
-        if isinstance(exc, IndexCorruptError):
-            return f"{exc}; rebuild it with `{self._build_command()}`"
-        return str(exc)
-
-    def _build_command(self) -> str:
-        """The command that builds this index: with the documents folder its meta.json records
-        (read even from a damaged index), else a placeholder a model will not take literally."""
-        return build_command(self.path, unknown_docs=UNKNOWN_DOCS)
 
     def close(self) -> None:
         with self._lock:

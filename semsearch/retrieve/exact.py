@@ -11,23 +11,17 @@ from __future__ import annotations
 import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex, tokenize
-from semsearch.retrieve.search import code_names, fuse, identifiers, references
+from semsearch.retrieve.question import ParsedQuestion
+from semsearch.retrieve.search import fuse
 
 
-def named_strings(question: str) -> list[str]:
-    """What the question names exactly: its codes, every part of its references and its names
-    as code writes them (see ``identifiers``, ``references``, ``code_names``)."""
-    parts = [part for chain in references(question) for part in chain]
-    return [*identifiers(question), *parts, *code_names(question)]
+def rest_tokens(keywords: KeywordIndex, question: ParsedQuestion) -> list[str]:
+    """The question's keyword tokens without those of what it names exactly (``named_strings``)."""
+    said = {token for name in question.named_strings for token in tokenize(name, keywords.language)}
+    return [token for token in question.tokens_in(keywords.language) if token not in said]
 
 
-def rest_tokens(keywords: KeywordIndex, question: str) -> list[str]:
-    """The question's keyword tokens without those of what it names exactly."""
-    said = {token for name in named_strings(question) for token in tokenize(name, keywords.language)}
-    return [token for token in tokenize(question, keywords.language) if token not in said]
-
-
-def exact_scores(keywords: KeywordIndex, question: str, cosine: np.ndarray) -> np.ndarray:
+def exact_scores(keywords: KeywordIndex, question: ParsedQuestion, cosine: np.ndarray) -> np.ndarray:
     """Hybrid scores ranking the rows that hold what ``question`` names among themselves: cosine
     fused with BM25 over the rest of the question (see ``fuse``, ``rest_tokens``)."""
     return fuse(cosine, keywords.token_scores(rest_tokens(keywords, question)))

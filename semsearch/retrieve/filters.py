@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from semsearch.errors import IndexCorruptError, UsageError
-from semsearch.ingest.frontmatter import Scalar, Value
-from semsearch.ingest.patterns import check_patterns
-from semsearch.ingest.sources import docs_relative
-from semsearch.store.records import FileRecord, fields_seen
+from semsearch.store.records import fields_seen
 
 if TYPE_CHECKING:
+    from semsearch.ingest.frontmatter import Scalar, Value
     from semsearch.store.meta import IndexMeta
+    from semsearch.store.records import FileRecord
 
 _CONDITION = re.compile(r"\s*([^\s<>=!]+)\s*(<=|>=|!=|==|=|<|>)\s*(.*?)\s*", re.S)
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -188,6 +187,9 @@ def allowed_rows(
 
 def _matching_paths(files: Mapping[str, FileRecord], paths: Sequence[str], root: Path) -> set[str]:
     import pathspec
+
+    from semsearch.ingest.patterns import check_patterns  # here: a plain ask has no --path
+    from semsearch.ingest.sources import docs_relative
 
     check_patterns(paths, "the path pattern")
     spec = pathspec.GitIgnoreSpec.from_lines([docs_relative(pattern, root) for pattern in paths])

@@ -19,25 +19,16 @@ import numpy as np
 
 from semsearch.defaults import DEFAULT_MODE, MODES
 from semsearch.encode.keywords import KeywordIndex
-from semsearch.errors import IndexCorruptError, UsageError
+from semsearch.errors import IndexCorruptError, UsageError, about_index
 from semsearch.gate.bank import bank_sha256
 from semsearch.gate.decision import Gate, Verdict
 from semsearch.gate.threshold import is_answer
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
-from semsearch.retrieve.search import (
-    KEYWORD_WEIGHT,
-    Hit,
-    code_names,
-    fuse,
-    identifiers,
-    names_something_exact,
-    rank,
-    references,
-)
-from semsearch.store.folder import update_meta
+from semsearch.retrieve.question import ParsedQuestion
+from semsearch.retrieve.search import KEYWORD_WEIGHT, Hit, fuse, rank
 from semsearch.store.meta import IndexMeta
 from semsearch.store.reader import check_chunks, check_unit_rows
 from semsearch.store.staleness import changed_recorded
@@ -67,7 +58,8 @@ class Index:
     def verify(self) -> None:
         """Raise IndexCorruptError unless every chunk is the one the build wrote (reads the whole
         chunks file: ``info``, not ``ask``, which checks only the chunks it shows)."""
-        check_chunks(self.chunks, self.meta, self.path)
+        with about_index(self.path):
+            check_chunks(self.chunks, self.meta, self.path)
 
     def changed_files(self) -> list[str]:
         """The files the index records that were removed or modified since the build (sizes,
@@ -103,28 +95,31 @@ class Index:
 
     def update_meta(self, change: Callable[[IndexMeta], IndexMeta]) -> None:
         """Write ``change(meta)`` to disk, under the lock, if the index is still the one read."""
+        from semsearch.store.folder import update_meta  # here: only eval --calibrate writes
+
         if self.identity is None:
             raise UsageError("this index was not read from disk")
         self.meta = update_meta(self.path, self.identity, self.meta, change)
         self._masks.clear()
         self._gate = None
 
-    def identifier_rows(self, question: str) -> np.ndarray:
+    def parse(self, question: str) -> ParsedQuestion:
+        """``question`` parsed once for every step of its search (see ``question``)."""
+        return ParsedQuestion.parse(question, self.keywords.language if self.keywords else None)
+
+    def identifier_rows(self, question: ParsedQuestion) -> np.ndarray:
         """Rows whose chunk contains a code the question names verbatim (see ``identifiers``),
         case-insensitively, or every part of a reference it names (see ``references``:
         ``art. 6 ust. 1 lit. a`` is in the chunk that cites it, not in those citing lit. b), or
         that lie under a heading consisting of a name as code writes it that the question names
         (see ``code_names``: "What does events.once() return?" and the section
         "events.once(emitter, name[, options])", not every chunk mentioning it)."""
-        codes = identifiers(question)
-        chains = references(question)
-        names = code_names(question)
-        if not codes and not chains and not names:
+        if not question.names_anything:
             return np.empty(0, dtype=np.int64)
         keywords = self.keyword_index()
-        found = [keywords.rows_with(code) for code in codes]
-        found += [keywords.rows_with_all(parts) for parts in chains]
-        found += [keywords.rows_named(name) for name in names]
+        found = [keywords.rows_with(code) for code in question.identifiers]
+        found += [keywords.rows_with_all(parts) for parts in question.references]
+        found += [keywords.rows_named(name) for name in question.code_names]
         return np.unique(np.concatenate(found))
 
     def allowed_rows(
@@ -153,7 +148,7 @@ class Index:
 
     def ranked(
         self,
-        question: str,
+        question: ParsedQuestion,
         query_vector: np.ndarray,
         k: int,
         mode: str = DEFAULT_MODE,
@@ -182,7 +177,8 @@ class Index:
         exact = np.empty(0, dtype=np.int64)
         ranking = cosine
         if mode != "dense":
-            keyword = self.keyword_index().scores(question)
+            keywords = self.keyword_index()
+            keyword = keywords.token_scores(question.tokens_in(keywords.language))
             exact = self.identifier_rows(question)
             if mode == "keyword":
                 ranking = keyword
@@ -241,13 +237,15 @@ class Index:
         The first-ranked passage decides whether the question is answered, as in ``eval``: so
         ``k`` changes how many passages are shown, never whether there is an answer (a weaker
         passage ranked first by keywords would otherwise refuse at ``k`` = 1 what ``k`` = 3
-        answers). Below it, only the passages that pass are shown.
+        answers). Below it, only the passages that pass are shown. ``question`` is parsed here,
+        once (``parse``), for every step.
         """
+        parsed = self.parse(question)
         cosine = self.cosines(query_vector)
         allowed = self.allowed_rows(paths, where)
-        ranked = self.ranked(question, query_vector, k, mode, paths, where, cosine)
+        ranked = self.ranked(parsed, query_vector, k, mode, paths, where, cosine)
         first_score, first_exact = (ranked[0].score, ranked[0].exact) if ranked else (None, False)
-        named = self.named_rows(question)
+        named = self.named_rows(parsed)
         unheld = all_unheld(named) if min_score is None else ()  # the gate's rule, not a cutoff's
         own_baseline = None
         if min_score is None:
@@ -266,7 +264,7 @@ class Index:
             float(threshold),
             own_baseline,
             mode,
-            fused=fuses(mode, question),
+            fused=fuses(mode, parsed),
             missing=tuple(missing := self.missing_outside(named, allowed)),
             missing_elsewhere={name: files for name, files in missing.items() if files},
             best_score=first_score,
@@ -274,18 +272,18 @@ class Index:
             closest=self._hit(1, ranked[0]) if ranked and not hits else None,
         )
 
-    def named_rows(self, question: str) -> list[tuple[str, np.ndarray]]:
+    def named_rows(self, question: ParsedQuestion) -> list[tuple[str, np.ndarray]]:
         """The codes, references and names as code writes them that ``question`` names verbatim
         (see ``identifier_rows``), each with the rows that hold it; none without a keyword index.
         A code name counts as held by the rows that write it or lie under a heading naming it."""
         keywords = self.keywords
         if keywords is None:
             return []
-        named = [(code, keywords.rows_with(code)) for code in identifiers(question)]
-        named += [(" ".join(parts), keywords.rows_with_all(parts)) for parts in references(question)]
+        named = [(code, keywords.rows_with(code)) for code in question.identifiers]
+        named += [(" ".join(parts), keywords.rows_with_all(parts)) for parts in question.references]
         named += [
             (name, np.union1d(keywords.rows_with(name), keywords.rows_named(name)))
-            for name in code_names(question)
+            for name in question.code_names
         ]
         return named
 
@@ -329,9 +327,9 @@ def is_salient(name: str) -> bool:
     return bool(code) or bool(_SALIENT_MARKS.search(name))
 
 
-def fuses(mode: str, question: str) -> bool:
+def fuses(mode: str, question: ParsedQuestion) -> bool:
     """Whether ``mode`` ranks ``question`` by cosine fused with BM25 (see ``Index.ranked``)."""
-    return mode == "hybrid" and names_something_exact(question)
+    return mode == "hybrid" and question.names_exact
 
 
 def _absolute(docs_root: str, source: str) -> str:

@@ -5,14 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from semsearch.encode.embedders import Embedder, canonical_spec, load_embedder
-from semsearch.errors import IndexCorruptError, ModelError
+from semsearch.errors import IndexCorruptError, ModelError, about_index
 from semsearch.retrieve.index import Index
 from semsearch.store.reader import read_index
 
 
 def load_index(index_dir: Path, keywords: bool = True) -> Index:
-    """Read and check the index at ``index_dir`` (see ``reader.read_index``)."""
-    stored = read_index(Path(index_dir), keywords=keywords)
+    """Read and check the index at ``index_dir`` (see ``reader.read_index``); an error met names
+    that index (``SemsearchError.index``, for its hint)."""
+    with about_index(index_dir):
+        stored = read_index(Path(index_dir), keywords=keywords)
     return Index(
         path=stored.path,
         meta=stored.meta,

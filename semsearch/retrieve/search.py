@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 
 if TYPE_CHECKING:
     from semsearch.encode.keywords import KeywordIndex
@@ -158,14 +159,17 @@ _DOTFILE = re.compile(r"\.[^\W\d_][\w.-]*")
 _VARIABLE = re.compile(r"\$[^\W\d]\w*")
 
 
-def names_something_exact(question: str) -> bool:
+def names_something_exact(question: str, names: Sequence[str] | None = None) -> bool:
     """Whether the question names an exact string: then keywords earn a say in the ranking.
 
     Exact are a number, ``§``, a quoted phrase, a snake_case key or ``ERR_*`` code, a key
     combination (``Ctrl+Alt+M``), a call (``once()``), and any name as code writes it (see
-    ``is_code_name``: ``events.once``, ``readFile``, ``--max-old-space-size``, ``package.json``).
+    ``is_code_name``: ``events.once``, ``readFile``, ``--max-old-space-size``, ``package.json``;
+    ``names``: the question's ``code_names`` when already found).
     """
-    return bool(_EXACT_HINT.search(question) or _QUOTED.search(question) or code_names(question))
+    if _EXACT_HINT.search(question) or _QUOTED.search(question):
+        return True
+    return bool(code_names(question) if names is None else names)
 
 
 def code_names(question: str) -> list[str]:

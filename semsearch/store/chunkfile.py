@@ -19,7 +19,7 @@ from typing import BinaryIO, overload
 import numpy as np
 
 from semsearch.errors import IndexCorruptError
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 from semsearch.util.jsonparse import parse_json
 from semsearch.util.regular import ARRAY_BOUND, NotRegularFile, load_array, open_regular
 

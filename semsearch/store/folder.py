@@ -35,7 +35,7 @@ from semsearch.errors import (
     IndexWriteError,
     ModelError,
 )
-from semsearch.ingest.chunking import Chunk
+from semsearch.ingest.chunk import Chunk
 from semsearch.store.chunkfile import write_chunks
 from semsearch.store.cleanup import remove_leftovers, remove_ours
 from semsearch.store.meta import (

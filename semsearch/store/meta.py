@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import secrets
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, fields, replace
@@ -372,6 +371,8 @@ def write_meta(path: Path, meta: IndexMeta) -> None:
 def replace_meta(folder: Path, meta: IndexMeta) -> None:
     """Replace ``folder``'s meta.json atomically (a reader sees the old or the new one). The
     caller holds the lock."""
+    import secrets  # here: only a write needs it, a cold ask does not
+
     staging = folder / f"{META_TEMP_PREFIX}{secrets.token_hex(4)}.json"
     try:
         write_meta(staging, meta)

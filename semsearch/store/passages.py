@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from semsearch.errors import UsageError
-from semsearch.ingest.chunking import PATH_SEPARATOR, Chunk
+from semsearch.ingest.chunk import PATH_SEPARATOR, Chunk
 from semsearch.ingest.frontmatter import normalize_newlines
 from semsearch.ingest.markdown import Hidden, ParsedDocument, is_mdx, parse_markdown
 from semsearch.ingest.sources import SourceFile, read_source
+from semsearch.util.printable import unreadable
 
 if TYPE_CHECKING:
     from semsearch.retrieve.index import Index
@@ -160,9 +161,18 @@ class _IndexedFile:
         """The document as the chunker parsed it, and its HTML comments."""
         if not self._read:
             self._read = True
-            read = read_source(self.docs / self.source, self.docs) if self.sha256 else None
-            if isinstance(read, SourceFile) and read.sha256 == self.sha256:
+            read = self._read_indexed() if self.sha256 else None
+            if read is not None:
                 document = parse_markdown(normalize_newlines(read.text), mdx=is_mdx(self.source))
                 comments = Hidden([span for section in document.sections for span in section.hidden])
                 self._parsed = (document, comments)
         return self._parsed
+
+    def _read_indexed(self) -> SourceFile | None:
+        """The file as indexed, found by its recorded name, else by the name that recorded name
+        stands for when it escapes bytes that are not UTF-8 (``bad\\xff.md``, see ``unreadable``)."""
+        for name in dict.fromkeys((self.source, unreadable(self.source))):
+            read = read_source(self.docs / name, self.docs)
+            if isinstance(read, SourceFile) and read.sha256 == self.sha256:
+                return read
+        return None

@@ -97,7 +97,9 @@ def test_the_stale_warning_gives_the_command_that_works(fake_sample_index, tmp_p
     meta = json.loads((index / "meta.json").read_text(encoding="utf-8"))
     (index / "meta.json").write_text(json.dumps({**meta, "docs_root": str(docs)}), encoding="utf-8")
     write(docs / "kontakt.md", "# Kontakt\n\nNowy numer.\n")  # a recorded file (new ones: see staleness)
-    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", index)
+    quiet = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", index, "--quiet")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", index)  # --quiet was one command's
     assert f"run `semsearch build {docs} --index {index}`" in result.stderr
 
 

@@ -25,6 +25,7 @@ from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
 from semsearch.cli.render import output as render
+from semsearch.cli.render import terminal
 from semsearch.collection import Collection
 from semsearch.errors import UsageError
 from semsearch.evaluation.quality import Question, evaluate
@@ -108,7 +109,7 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(tmp_path
     _hostile_folder(docs, rng, files)
     report = build_index(docs, index_dir, embedder=fake_embedder)
     assert report.files + len(report.skipped) == files and report.files > files * 0.9  # a few: binary
-    render_build.print_build_summary(report, verbose=True)
+    render_build.print_build_summary(report, terminal.SHOWN, verbose=True)
     render_info.print_info(load_index(index_dir))
     asked = 0
     with Collection(index_dir, embedder=fake_embedder) as collection:
@@ -120,8 +121,8 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(tmp_path
             asked += 1
         questions = [Question(n, hostile(rng), sources=(), kind=hostile(rng)) for n in range(1, 31)]
         render_eval.print_eval(evaluate(collection.index, fake_embedder, questions, k=3))
-    render.warning(f"skipped {hostile(rng, name=True)}: {hostile(rng)}")
-    render.error(hostile(rng))
+    terminal.warning(f"skipped {hostile(rng, name=True)}: {hostile(rng)}")
+    terminal.error(hostile(rng))
     out, err = capsys.readouterr()
     assert_printable(out, "stdout")
     assert_printable(err, "stderr")
@@ -150,10 +151,10 @@ def test_a_context_prompt_is_escaped_on_a_terminal_and_real_in_a_pipe(monkeypatc
     from semsearch.context.prompt import Prompt
 
     prompt = Prompt(text="[1] a\x1b[2J.md\nZwrot\n", tokens=5, sources=[], left_out=0)
-    render.print_prompt(prompt)
+    render.print_prompt(prompt, terminal.SHOWN)
     assert capsys.readouterr().out == "[1] a\x1b[2J.md\nZwrot\n"
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    render.print_prompt(prompt)
+    render.print_prompt(prompt, terminal.SHOWN)
     assert capsys.readouterr().out == "[1] a\\x1b[2J.md\nZwrot\n"
 
 
@@ -294,7 +295,7 @@ def test_one_letter_repeated_is_no_question_whatever_its_length(fake_index, fake
 
 
 def test_a_question_cut_inside_its_one_word_says_how_many_characters_are_searched(capsys):
-    render.question_cut("ą" * 3000, "ą" * 1018, 512)
+    render.question_cut("ą" * 3000, "ą" * 1018, 512, terminal.SHOWN)
     assert "only its first 1,018 of its 3,000 characters are searched" in capsys.readouterr().err
 
 
@@ -322,3 +323,31 @@ def test_hostile_folder_through_the_real_cli_prints_nothing_raw(tmp_path):
         assert_printable(done.stdout, f"stdout of {args[0]}")
         assert_printable(done.stderr, f"stderr of {args[0]}")
     assert "\\x1b" in done.stdout or "\\u20" in done.stdout
+
+
+def test_a_line_to_a_pipe_is_written_as_rich_writes_it_there(monkeypatch, capsys):
+    """Output that goes to no terminal skips Rich (``terminal._say``): the same characters as
+    Rich's console would write, for hostile text, styles, wide and combining characters, spaces
+    kept at either end; a tab, which Rich expands to its tab stops, is left to Rich."""
+    import io
+
+    from rich.console import Console
+
+    rng = random.Random(7)
+    extra = ["日本語", "e\u0301", "  two spaces  ", "\u00a0", "", "a\u200bb", "\t", "x\ty"]
+    for _ in range(300):
+        parts = [
+            (text, rng.choice(["bold", "dim", "bold red"])) if rng.random() < 0.4 else text
+            for text in (rng.choice([hostile(rng), rng.choice(extra)]) for _ in range(rng.randint(0, 4)))
+        ]
+        expected = io.StringIO()
+        rich_console = Console(file=expected, highlight=False, soft_wrap=True, markup=False, emoji=False)
+        rich_console.print(terminal._line(*parts), style=rng.choice([None, "dim"]))
+        terminal._say(*parts)
+        terminal._say(*parts, stderr=True)
+        out, err = capsys.readouterr()
+        assert out == err == expected.getvalue(), parts
+    monkeypatch.setenv("FORCE_COLOR", "1")  # asked for styles: Rich writes them
+    terminal.console.cache_clear()
+    terminal._say(("styled", "bold"))
+    assert "\x1b[1m" in capsys.readouterr().out

@@ -311,6 +311,20 @@ def test_a_range_of_lines_comes_cut_to_those_lines_even_where_comments_took_line
     library.close()
 
 
+def test_lines_are_cut_in_a_file_whose_name_is_not_utf8(tmp_path, fake_embedder):
+    docs, index = tmp_path / "docs", tmp_path / "index"
+    docs.mkdir()
+    with open(os.path.join(os.fsencode(docs), b"bad\xff.md"), "wb") as handle:  # recorded as bad\\xff.md
+        handle.write("\r\n".join(SHIPPING).encode())
+    build_index(docs, index, embedder=fake_embedder)
+    library = Library(index, embedder=fake_embedder)
+    found = library.get_passage("bad\\xff.md", start_line=11, end_line=12)["passages"]
+    assert [(p["start_line"], p["end_line"], p["text"]) for p in found] == [
+        (11, 12, "in Kraków.\nReturns take 30 days.")
+    ]  # found in the file by its real name: the comments took line breaks
+    library.close()
+
+
 BAD_ARGUMENTS = [
     ("get_passage", {"source": "a.md", "start_line": "abc"}, "start_line: expected an integer, got 'abc'"),
     ("get_passage", {"source": "a.md", "end_line": 0}, "end_line: must be at least 1, got 0"),

@@ -8,7 +8,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from semsearch.cli.render.durations import duration
-from semsearch.cli.render.output import _say, console, counted, files_counted, note, warning
+from semsearch.cli.render.output import counted, files_counted
+from semsearch.cli.render.terminal import SHOWN, Notes, _say, console
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Step
@@ -21,21 +22,21 @@ def _changes(report: BuildReport) -> str:
     return f"{c.new:,} new, {c.changed:,} changed, {c.removed:,} removed, {c.unchanged:,} unchanged"
 
 
-def print_build_summary(report: BuildReport, verbose: bool = False) -> None:
+def print_build_summary(report: BuildReport, notes: Notes, verbose: bool = False) -> None:
     """Warnings and notes on stderr (none with --quiet; every file with --verbose), then the
     one-line summary on stdout."""
     if verbose:
         for outcome in report.outcomes:
-            note(f"{outcome.status:<10} {outcome.path}{_outcome_words(outcome)}")
+            notes.note(f"{outcome.status:<10} {outcome.path}{_outcome_words(outcome)}")
         for path in report.excluded:
-            note(f"{'excluded':<10} {path}")
+            notes.note(f"{'excluded':<10} {path}")
     for message in report.warnings:
-        warning(message)
+        notes.warning(message)
     if not verbose:
         for skipped in report.skipped:
-            warning(f"skipped {skipped.relative}: {skipped.reason}")
+            notes.warning(f"skipped {skipped.relative}: {skipped.reason}")
     if report.full_reason:
-        note(f"Full rebuild: {report.full_reason}")
+        notes.note(f"Full rebuild: {report.full_reason}")
     where = str(report.index_dir)
     files = files_counted(report.files, len(report.without_text))
     content = f"{files}, {counted(report.chunks, 'chunk')}"
@@ -63,11 +64,11 @@ def after_reading(progress: Callable[[Step], None]) -> Callable[[Step], None]:
     return lambda step: None if step.phase in ("finding", "reading") else progress(step)
 
 
-def refresh_note(report: BuildReport) -> None:
+def refresh_note(report: BuildReport, notes: Notes) -> None:
     """After ``ask --refresh`` rebuilt the index: what changed, on stderr (stdout is the answer)."""
     for message in report.warnings:
-        warning(message)
-    note(
+        notes.warning(message)
+    notes.note(
         f"Refreshed {report.index_dir}/: {_files_changed(report)}; "
         f"{counted(report.embedded, 'chunk')} embedded in {duration(report.seconds)}"
     )
@@ -188,7 +189,7 @@ def build_progress(disable: bool = False) -> Iterator[Callable[[Step], None]]:
         with _bar() as update:
             yield update
     else:
-        yield ProgressLines(note)
+        yield ProgressLines(SHOWN.note)  # --quiet has none (``disable``)
 
 
 @contextmanager

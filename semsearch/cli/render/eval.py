@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING
 
 from semsearch.cli.render.gate_picture import picture_json, print_picture
 from semsearch.cli.render.info import gate_rule
-from semsearch.cli.render.output import _line, _say, console, counted
+from semsearch.cli.render.output import counted
+from semsearch.cli.render.terminal import _line, _say, console
 from semsearch.evaluation.picture import GatePicture, gate_picture
-from semsearch.ingest.chunking import PATH_SEPARATOR
+from semsearch.ingest.chunk import PATH_SEPARATOR
 
 if TYPE_CHECKING:
     from semsearch.evaluation.quality import EvalReport, QuestionResult

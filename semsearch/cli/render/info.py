@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from semsearch.cli.render.output import _say, counted, files_counted
+from semsearch.cli.render.output import counted, files_counted
+from semsearch.cli.render.terminal import _say
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.store.records import fields_seen, fields_unread, with_text, without_text
 

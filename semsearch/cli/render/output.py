@@ -15,15 +15,12 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from semsearch.util.printable import printable, readable, safe_line
+from semsearch.cli.render.terminal import Notes, _say, flush_stdout, silence_stdout
+from semsearch.util.printable import printable, readable
 
 if TYPE_CHECKING:
-    from rich.console import Console
-    from rich.text import Text
-
     from semsearch.collection import Answer
     from semsearch.context.prompt import Prompt
     from semsearch.retrieve.index import Index
@@ -31,77 +28,6 @@ if TYPE_CHECKING:
 
 INDENT = " " * 7
 """Where a result's text starts, under its score."""
-
-Part = str | tuple[str, str]
-"""Plain text, or text and a Rich style name (``("Indexed", "green")``)."""
-
-
-@cache
-def console(stderr: bool = False) -> Console:
-    from rich.console import Console
-
-    class _Console(Console):
-        def on_broken_pipe(self) -> None:
-            """Rich's own exits with 1, which means "no answer" here: leave it to the caller
-            (``results_output``, the CLI), which keeps the command's exit code."""
-            silence_stdout()
-            raise BrokenPipeError("the reader of the output went away")
-
-    return _Console(stderr=stderr, highlight=False, soft_wrap=True, markup=False, emoji=False)
-
-
-def _line(*parts: Part) -> Text:
-    """One line of literal text: styles come from the pairs, never from the text itself (no
-    markup, no emoji codes), and name bytes that are not UTF-8 (``readable``), control characters
-    and line feeds (``printable``) are escaped: nothing in it can steer the terminal or start a
-    line of its own."""
-    from rich.text import Text
-
-    return Text.assemble(
-        *(safe_line(part) if isinstance(part, str) else (safe_line(part[0]), part[1]) for part in parts)
-    )
-
-
-def _say(*parts: Part, stderr: bool = False, style: str | None = None) -> None:
-    console(stderr=stderr).print(_line(*parts), style=style)
-
-
-def error(message: str) -> None:
-    _say(("error:", "bold red"), " ", message, stderr=True)
-
-
-_quiet = False
-
-
-def set_quiet(quiet: bool) -> None:
-    """``--quiet``: no warnings and no notes on stderr, only errors (and the results on stdout)."""
-    global _quiet
-    _quiet = quiet
-
-
-def note(*parts: Part) -> None:
-    """A line on stderr that ``--quiet`` silences."""
-    if not _quiet:
-        _say(*parts, stderr=True)
-
-
-def warning(message: str) -> None:
-    note(("warning:", "yellow"), " ", message)
-
-
-def silence_stdout() -> None:
-    """After the reader of stdout went away: later writes (and the final flush) go nowhere."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
-
-
-def flush_stdout() -> None:
-    """Flush now, so a closed pipe is met here rather than at interpreter exit."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        silence_stdout()
 
 
 @contextmanager
@@ -255,14 +181,14 @@ def _given(prompt: Prompt, number: int) -> dict:
     }
 
 
-def print_prompt(prompt: Prompt) -> None:
+def print_prompt(prompt: Prompt, notes: Notes) -> None:
     """The prompt alone on stdout (ready to pipe or paste); a note on stderr when sources were cut.
     Piped, it is the documents' real text, for a model; on a terminal, its control characters
     are escaped as everywhere else (``printable``)."""
     text = readable(prompt.text)
     sys.stdout.write(printable(text, lines=True) if sys.stdout.isatty() else text)
     if prompt.left_out:
-        warning(
+        notes.warning(
             f"{prompt.left_out:,} more source(s) did not fit --max-context-tokens "
             f"(the prompt has {prompt.tokens:,} tokens)"
         )
@@ -343,7 +269,7 @@ def print_result(result: Answer, full: bool = False) -> None:
     missing_names(result)
 
 
-def question_cut(asked: str, searched: str, limit: int) -> None:
+def question_cut(asked: str, searched: str, limit: int, notes: Notes) -> None:
     """Say how much of a question longer than the model reads is searched: in words, or in
     characters when the cut fell inside its only or last word (a "word" of 3,000 letters)."""
     words, total = len(searched.split()), len(asked.split())
@@ -352,15 +278,15 @@ def question_cut(asked: str, searched: str, limit: int) -> None:
         if words < total
         else f"{len(searched):,} of its {len(asked):,} characters"
     )
-    warning(
+    notes.warning(
         f"the question is longer than the model reads ({limit} tokens): only its first {kept} are searched"
     )
 
 
-def stale_warning(changed: list[str], index: Index) -> None:
+def stale_warning(changed: list[str], index: Index, notes: Notes) -> None:
     docs_root = index.meta.docs_root
     if not os.path.isdir(docs_root):
-        warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
+        notes.warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
         return
     recorded = index.meta.files
     if (
@@ -368,7 +294,7 @@ def stale_warning(changed: list[str], index: Index) -> None:
         and set(changed) == set(recorded)
         and not any(os.path.exists(os.path.join(docs_root, *name.split("/"))) for name in recorded)
     ):  # a build would find nothing to index: no advice to run one
-        warning(
+        notes.warning(
             f"every indexed file was removed from {docs_root}/ since the build; "
             "what follows comes from their indexed text"
         )
@@ -378,22 +304,26 @@ def stale_warning(changed: list[str], index: Index) -> None:
 
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more" if len(changed) > 3 else "")
         command = command_to_build(index.meta.docs_root, index.path)
-        warning(f"{len(changed):,} file(s) changed since the index was built ({shown}); run `{command}`")
+        notes.warning(
+            f"{len(changed):,} file(s) changed since the index was built ({shown}); run `{command}`"
+        )
 
 
-def search_details(index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer) -> None:
+def search_details(
+    index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer, notes: Notes
+) -> None:
     """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
     from semsearch.store.records import with_text
 
     files, chunks = len(with_text(index.meta.files)), len(index.chunks)
-    note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
+    notes.note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
     if paths or where:
         allowed = index.allowed_rows(paths, where)
         searched = sum(bool(allowed[slice(*r.rows)].any()) for r in index.meta.files.values())
         shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
         rows = int(allowed.sum())
-        note(f"searched: {searched:,} of {files:,} files, {rows:,} of {chunks:,} chunks ({shown})")
+        notes.note(f"searched: {searched:,} of {files:,} files, {rows:,} of {chunks:,} chunks ({shown})")
     if answer.answered:  # a refusal's reason is printed as the result itself
-        note(f"{answer.mode} search: {answer.reason}")
+        notes.note(f"{answer.mode} search: {answer.reason}")
     else:  # how the line it missed was drawn
-        note(f"{answer.mode} search: the first passage had to reach {answer.threshold_in_words}")
+        notes.note(f"{answer.mode} search: the first passage had to reach {answer.threshold_in_words}")

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from semsearch.encode.keywords import build_keyword_index, tokenize
-from semsearch.retrieve.exact import exact_scores, named_strings, rest_tokens
+from semsearch.retrieve.exact import exact_scores, rest_tokens
+from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import fuse, rank
 
 WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwrot", "emitter", "promise"]
@@ -24,7 +25,7 @@ WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwro
     ],
 )
 def test_what_a_question_names_exactly(question, named):
-    assert named_strings(question) == named
+    assert ParsedQuestion.parse(question).named_strings == named
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -38,9 +39,10 @@ def test_exact_scores_equal_fused_bm25_of_the_question_without_its_names(seed):
     reference = bm25s.BM25()
     reference.index([tokenize(t, "en") for t in texts], show_progress=False)
     cosine = rng.uniform(0.7, 0.9, len(texts))
-    for question in ["What does events.once() return?", "Co mówi § 7 o zwrot?", "PAY-517 returns promise"]:
-        named = {t for name in named_strings(question) for t in tokenize(name, "en")}
-        kept = [t for t in tokenize(question, "en") if t not in named and t in reference.vocab_dict]
+    for text in ["What does events.once() return?", "Co mówi § 7 o zwrot?", "PAY-517 returns promise"]:
+        question = ParsedQuestion.parse(text, "en")
+        named = {t for name in question.named_strings for t in tokenize(name, "en")}
+        kept = [t for t in tokenize(text, "en") if t not in named and t in reference.vocab_dict]
         bm25 = reference.get_scores(kept) if kept else np.zeros(len(texts))
         expected = fuse(cosine, np.asarray(bm25, dtype=np.float32))
         np.testing.assert_allclose(exact_scores(index, question, cosine), expected, rtol=1e-5, atol=1e-6)
@@ -56,8 +58,8 @@ def test_the_word_beside_the_name_picks_among_rows_holding_the_name():
     ]
     index = build_keyword_index(texts, "en")
     cosine = np.array([0.82, 0.80, *[0.70] * 5])  # the example is closer, as embeddings had it
-    question = "What does events.once() return?"
-    whole = fuse(cosine, index.scores(question))
+    question = ParsedQuestion.parse("What does events.once() return?", "en")
+    whole = fuse(cosine, index.scores(question.text))
     assert whole[0] > whole[1]  # BM25 on the whole question prefers the example
     exact = np.array([0, 1])
     ranking = whole.copy()

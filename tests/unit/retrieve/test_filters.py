@@ -120,17 +120,18 @@ def test_where_and_path_filter_before_the_top_k_as_brute_force_does(seed, tmp_pa
         and (not paths or source.startswith(paths[0][:5]))
     }
     query = rng.normal(size=8).astype(np.float32)
+    question = index.parse("q")
     if not expected:
         with pytest.raises(UsageError, match="no indexed file matches"):
-            index.ranked("q", query, 3, mode="dense", paths=paths, where=where)
+            index.ranked(question, query, 3, mode="dense", paths=paths, where=where)
         return
     if not any(index.meta.files[s].chunks for s in expected):  # nothing to search: said so
         with pytest.raises(UsageError, match="match only files with no text to search"):
-            index.ranked("q", query, 3, mode="dense", paths=paths, where=where)
+            index.ranked(question, query, 3, mode="dense", paths=paths, where=where)
         return
     scores = index.vectors @ query
     for k in (1, 3, len(index.chunks) + 1):
-        ranked = [r.row for r in index.ranked("q", query, k, mode="dense", paths=paths, where=where)]
+        ranked = [r.row for r in index.ranked(question, query, k, mode="dense", paths=paths, where=where)]
         assert ranked == brute_force(index, scores, expected, k), (where, paths)
     mask = allowed_rows(index.meta, len(index.chunks), paths, where)
     assert {index.chunks[row].source for row in np.flatnonzero(mask)} == {

@@ -13,6 +13,7 @@ import pytest
 from semsearch.encode.keywords import build_keyword_index, tokenize
 from semsearch.ingest.chunking import Chunk
 from semsearch.retrieve.index import Index, fuses
+from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import KEYWORD_WEIGHT, fuse
 
 WORDS = ["zwrot", "14", "dni", "paczka", "kurier", "faktura", "2024", "blik", "karta", "konto"]
@@ -34,14 +35,15 @@ def test_fused_order_equals_brute_force(seed):
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     query = rng.normal(size=8).astype(np.float32)
     query /= np.linalg.norm(query)
-    question = "Ile dni na zwrot, 14 czy 30?"
+    text = "Ile dni na zwrot, 14 czy 30?"
+    question = ParsedQuestion.parse(text, "pl")
     assert fuses("hybrid", question)  # it names numbers: keywords have a say
     index = in_memory_index(texts, vectors)
 
     cosine = vectors @ query
     reference = bm25s.BM25()
     reference.index([tokenize(f"Tytuł\n\n{t}", "pl") for t in texts], show_progress=False)
-    kept = [token for token in tokenize(question, "pl") if token in reference.vocab_dict]
+    kept = [token for token in tokenize(text, "pl") if token in reference.vocab_dict]
     bm25 = reference.get_scores(kept) if kept else np.zeros(n)
     median, best = np.median(cosine), cosine.max()
     expected_scores = (cosine - median) / (best - median) + KEYWORD_WEIGHT * bm25 / bm25.max()

@@ -246,12 +246,12 @@ def test_missing_outside_against_masks(fake_sample_index):
     everywhere = np.ones(len(index.chunks), dtype=bool)
     elsewhere = everywhere.copy()
     elsewhere[holding] = False
-    question = "PAY-517 czy PAY-999?"
-    assert tuple(index.missing_outside(index.named_rows(question))) == ("PAY-999",)
-    assert tuple(index.missing_outside(index.named_rows(question), everywhere)) == ("PAY-999",)
-    assert tuple(index.missing_outside(index.named_rows(question), elsewhere)) == ("PAY-517", "PAY-999")
+    named = index.named_rows(index.parse("PAY-517 czy PAY-999?"))
+    assert tuple(index.missing_outside(named)) == ("PAY-999",)
+    assert tuple(index.missing_outside(named, everywhere)) == ("PAY-999",)
+    assert tuple(index.missing_outside(named, elsewhere)) == ("PAY-517", "PAY-999")
     sources = sorted({index.chunks[int(row)].source for row in holding})
-    assert index.missing_outside(index.named_rows(question), elsewhere) == {"PAY-517": sources, "PAY-999": []}
+    assert index.missing_outside(named, elsewhere) == {"PAY-517": sources, "PAY-999": []}
 
 
 @pytest.mark.slow

@@ -79,9 +79,10 @@ def test_a_chunks_file_damaged_in_place_is_rebuilt_over(copy, damaged, changed):
         asked.output
     )  # an error, not a wrong result
     assert asked.stderr.startswith("error: ") and asked.stderr.strip().count("\n") == 0
-    assert "rebuild it with `semsearch build" in asked.stderr
+    assert "rebuild it with `semsearch build" in asked.stderr  # met while searching: names its index
+    assert asked.stderr.endswith(f" --index {index}`\n")
     info = runner.invoke(app, ["info", "--index", str(index)])  # not "up to date" (an outside probe)
-    assert info.exit_code == 2 and "rebuild it with `semsearch build" in info.stderr
+    assert info.exit_code == 2 and info.stderr.endswith(f" --index {index}`\n")
 
     texts = dict(TEXTS)
     if changed:

@@ -1,0 +1,60 @@
+"""A question as a search reads it, parsed once on its way in (``Index.search``, ``Index.parse``)
+and passed down to the ranking, the rows holding what it names, the names rule and the answer:
+the codes, references and names as code writes them that it names verbatim (``search``), whether
+it names something exact (hybrid search then fuses keywords in), and its keyword tokens in the
+language of the index's keyword side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from semsearch.encode.keywords import tokenize
+from semsearch.retrieve.search import code_names, identifiers, names_something_exact, references
+
+
+@dataclass(frozen=True)
+class ParsedQuestion:
+    text: str
+    """The question as searched."""
+    identifiers: tuple[str, ...]
+    """The codes it names verbatim (``PAY-517``, see ``search.identifiers``)."""
+    references: tuple[tuple[str, ...], ...]
+    """The legal-style references it names, each as its parts (``art. 6``, ``ust. 1``)."""
+    code_names: tuple[str, ...]
+    """The names as code writes them that it holds (``events.once``)."""
+    names_exact: bool
+    """It names an exact string (a number, a quoted phrase, a code...): see ``names_something_exact``."""
+    language: str | None
+    """The language its ``tokens`` are stemmed in: the index's keyword side's (None: no stemming)."""
+    tokens: tuple[str, ...]
+    """Its BM25 tokens (``encode.keywords.tokenize``)."""
+
+    @classmethod
+    def parse(cls, text: str, language: str | None = None) -> ParsedQuestion:
+        """``text`` parsed, its tokens stemmed in ``language``."""
+        names = tuple(code_names(text))
+        return cls(
+            text=text,
+            identifiers=tuple(identifiers(text)),
+            references=tuple(tuple(chain) for chain in references(text)),
+            code_names=names,
+            names_exact=names_something_exact(text, names),
+            language=language,
+            tokens=tuple(tokenize(text, language)),
+        )
+
+    def tokens_in(self, language: str | None) -> tuple[str, ...]:
+        """Its BM25 tokens stemmed in ``language`` (those parsed when it is theirs)."""
+        return self.tokens if language == self.language else tuple(tokenize(self.text, language))
+
+    @property
+    def names_anything(self) -> bool:
+        """Whether it names a code, a reference or a name as code writes it."""
+        return bool(self.identifiers or self.references or self.code_names)
+
+    @property
+    def named_strings(self) -> list[str]:
+        """What it names exactly: its codes, every part of its references, its names as code
+        writes them."""
+        parts = [part for chain in self.references for part in chain]
+        return [*self.identifiers, *parts, *self.code_names]

@@ -1,0 +1,75 @@
+"""A question is parsed once on its way in (``ParsedQuestion``), and each step of its search reads
+that record: the ranking, the rows holding what it names, the names rule, the answer."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+import pytest
+
+from semsearch.collection import Collection
+from semsearch.evaluation.quality import Question, evaluate
+from semsearch.retrieve import search
+from semsearch.retrieve.question import ParsedQuestion
+
+QUESTIONS = [
+    "Wyskoczył mi błąd PAY-517 – co poszło nie tak?",  # a code
+    "Co mówi § 7 regulaminu o zwrotach?",  # a reference
+    "Czy events.once() działa w aplikacji?",  # a name as code writes it
+    "Ile kosztuje dostawa do paczkomatu?",  # none of these
+]
+PARSERS = ("identifiers", "references", "code_names")
+
+
+@pytest.fixture
+def calls(monkeypatch) -> Counter:
+    """How often each parser ran, on which question, wherever a module holds it."""
+    counted: Counter = Counter()
+    for name in PARSERS:
+        original = getattr(search, name)
+
+        def counting(question, _name=name, _original=original):
+            counted[_name, question] += 1
+            return _original(question)
+
+        for module in list(sys.modules.values()):
+            if (
+                getattr(module, "__name__", "").startswith("semsearch")
+                and getattr(module, name, None) is original
+            ):
+                monkeypatch.setattr(module, name, counting)
+    return counted
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "dense"])
+def test_each_parser_reads_a_question_once_per_search(fake_sample_index, calls, mode):
+    with Collection(fake_sample_index) as docs:
+        answers = docs.search_many(QUESTIONS, 3, mode=mode)
+        assert calls == Counter({(name, question): 1 for name in PARSERS for question in QUESTIONS})
+        calls.clear()
+        docs.search(QUESTIONS[0], 3, mode=mode, min_score=0.1)
+        assert calls == Counter({(name, QUESTIONS[0]): 1 for name in PARSERS})
+    assert answers[0].missing == () and answers[1].question == QUESTIONS[1]
+
+
+def test_eval_parses_each_question_once(fake_sample_index, calls):
+    with Collection(fake_sample_index) as docs:
+        asked = [
+            Question(question=text, sources=("platnosci.md",), line=n) for n, text in enumerate(QUESTIONS, 1)
+        ]
+        report = evaluate(docs.index, docs.embedder, asked, k=3)
+    assert len(report.results) == len(QUESTIONS)
+    assert calls == Counter({(name, question): 1 for name in PARSERS for question in QUESTIONS})
+
+
+def test_the_record_holds_what_the_parsers_find():
+    parsed = ParsedQuestion.parse("Czy art. 6 ust. 1 i PAY-517 dotyczą events.once?", "pl")
+    assert parsed.identifiers == ("PAY-517",)
+    assert parsed.references == (("art. 6", "ust. 1"),)
+    assert parsed.code_names == ("events.once",)
+    assert parsed.names_exact and parsed.names_anything
+    assert parsed.named_strings == ["PAY-517", "art. 6", "ust. 1", "events.once"]
+    assert parsed.tokens_in("pl") == parsed.tokens and parsed.tokens
+    plain = ParsedQuestion.parse("Jak zwrócić towar?")
+    assert not plain.names_exact and not plain.names_anything and plain.named_strings == []
