@@ -53,6 +53,11 @@ class IndexChangedError(SemsearchError):
     """The index was replaced between reading it and writing to it: nothing was written."""
 
 
+class StoreUnavailableError(SemsearchError):
+    """The engine holding the index cannot be used: its client library is not installed, or its
+    server is unreachable, too slow, refuses the API key or is too old."""
+
+
 SHOWN_PATH_CHARS = 80
 """A path quoted in an error is cut to this length (one given by mistake may be thousands long)."""
 

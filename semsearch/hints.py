@@ -71,6 +71,8 @@ def command_to_build(docs: str | None, index: Path | None, unknown_docs: str = "
 def _recorded_docs(index: Path) -> str | None:
     """``docs_root`` from the meta.json of a damaged index: read as plain JSON, since the rest of
     it may be what is damaged; None when unreadable or the folder is gone."""
+    if not isinstance(index, Path):  # a qdrant: index has no meta.json to read apart
+        return None
     try:
         meta = parse_json(read_text(index / "meta.json"))  # a regular file only: never a FIFO
     except (OSError, ValueError):

