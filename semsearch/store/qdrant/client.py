@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -99,6 +100,32 @@ def _release(location: QdrantLocation, client: Any) -> None:
     if entry[1] <= 0:
         del _local[str(location.directory)]
         client.close()
+
+
+def _sqlite_of(client: Any, collection: str) -> sqlite3.Connection | None:
+    """The sqlite connection local mode keeps ``collection``'s points in (None: a server, or a
+    client whose insides are not as this was written for)."""
+    found = getattr(getattr(client, "_client", None), "collections", {}).get(collection)
+    connection = getattr(getattr(found, "storage", None), "storage", None)
+    return connection if isinstance(connection, sqlite3.Connection) else None
+
+
+def fast_commits(client: Any, collection: str) -> None:
+    """Let local mode write ``collection`` without an fsync per point. It commits every point in a
+    transaction of its own, each synced to disk: 16 ms a point here, 195 s for 10,000 chunks. In
+    WAL mode with ``synchronous=NORMAL`` a commit is not synced and the store stays consistent
+    after a crash; ``durable`` syncs it all before a build makes it the index."""
+    connection = _sqlite_of(client, collection)
+    if connection is not None:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+
+
+def durable(client: Any, collection: str) -> None:
+    """Sync what ``fast_commits`` left unsynced (a full checkpoint of the write-ahead log)."""
+    connection = _sqlite_of(client, collection)
+    if connection is not None:
+        connection.execute("PRAGMA wal_checkpoint(FULL)")
 
 
 def _check_version(client: Any, location: QdrantLocation) -> None:

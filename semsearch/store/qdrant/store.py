@@ -34,7 +34,7 @@ from semsearch.ingest.chunking import Chunk
 from semsearch.store.folder import _check_vectors
 from semsearch.store.location import QdrantLocation
 from semsearch.store.qdrant import points
-from semsearch.store.qdrant.client import connected
+from semsearch.store.qdrant.client import connected, durable, fast_commits
 from semsearch.store.qdrant.layout import (
     STAGING,
     STAGING_ID,
@@ -202,8 +202,10 @@ class QdrantStore:
             if incremental and previous is not None and _same_layout(self._meta(previous), whole):
                 old = self._meta(previous)["files"]
                 kept = {file_key(s, str(e.get("sha256"))) for s, e in old.items()}
+                fast_commits(client, current)
                 points.upsert(client, current, points.chunk_points(vectors, chunks, meta["files"], kept))
                 points.upsert(client, current, points.blob_points(version, files))
+                durable(client, current)  # all the new points on disk before the record names them
                 points.upsert(client, current, [points.record_point(payload)])
                 keep = sorted(file_key(s, str(e.get("sha256"))) for s, e in meta["files"].items())
                 points.delete_stale(client, current, keep, version)
@@ -226,6 +228,7 @@ class QdrantStore:
         client.create_collection(
             fresh, vectors_config={VECTOR: m.VectorParams(size=vectors.shape[1], distance=m.Distance.DOT)}
         )
+        fast_commits(client, fresh)
         try:
             marker = {"kind": STAGING, "semsearch": INDEX_KIND, "alias": self.name}
             client.upsert(fresh, points=[m.PointStruct(id=STAGING_ID, vector={}, payload=marker)])
@@ -236,6 +239,7 @@ class QdrantStore:
             points.upsert(client, fresh, points.blob_points(version, files))
             points.upsert(client, fresh, [points.record_point(payload)])
             client.delete(fresh, points_selector=m.PointIdsList(points=[STAGING_ID]))
+            durable(client, fresh)  # the whole collection on disk before the alias names it
             moves = (
                 [m.DeleteAliasOperation(delete_alias=m.DeleteAlias(alias_name=self.name))] if current else []
             )
