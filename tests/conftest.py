@@ -105,26 +105,26 @@ def fake_sample_index(tmp_path_factory) -> Path:
     return index_dir
 
 
-@pytest.fixture(scope="session")
-def fake_sample_qdrant(tmp_path_factory) -> str:
-    """``fake_sample_index``'s build in Qdrant's local mode: its ``qdrant:///…`` URL."""
+def _sample_in_qdrant(tmp_path_factory, name: str, **options: str) -> str:
+    """The sample docs/ built into Qdrant's local mode in a fresh folder: its ``qdrant:///…`` URL."""
     pytest.importorskip("qdrant_client")
     from semsearch.build.pipeline import build_index
 
-    url = f"qdrant://{tmp_path_factory.mktemp('fake-sample-qdrant') / 'store'}"
-    build_index(SAMPLE_DOCS, url, model=FAKE_MODEL)
+    url = f"qdrant://{tmp_path_factory.mktemp(name) / 'store'}"
+    build_index(SAMPLE_DOCS, url, **options)
     return url
+
+
+@pytest.fixture(scope="session")
+def fake_sample_qdrant(tmp_path_factory) -> str:
+    """``fake_sample_index``'s build in Qdrant's local mode."""
+    return _sample_in_qdrant(tmp_path_factory, "fake-sample-qdrant", model=FAKE_MODEL)
 
 
 @pytest.fixture(scope="session")
 def sample_qdrant(tmp_path_factory) -> str:
     """``sample_index``'s build (the real default model) in Qdrant's local mode (slow tests)."""
-    pytest.importorskip("qdrant_client")
-    from semsearch.build.pipeline import build_index
-
-    url = f"qdrant://{tmp_path_factory.mktemp('sample-qdrant') / 'store'}"
-    build_index(SAMPLE_DOCS, url)
-    return url
+    return _sample_in_qdrant(tmp_path_factory, "sample-qdrant")
 
 
 STORES = ["folder", "qdrant"]

@@ -185,10 +185,16 @@ def _open_lock(path: Path) -> tuple[int, bool]:
 def build_running(index_dir: Path) -> bool:
     """Whether another process holds the index's lock now (a build writing it). Opens an
     existing lock file read-only and creates none: a dry run may ask and write nothing."""
+    return lock_file_held(_lock_path(Path(index_dir).absolute()))
+
+
+def lock_file_held(path: Path) -> bool:
+    """Whether another process holds a ``flock`` on the regular file ``path`` (opened read-only;
+    none there: False)."""
     import fcntl
 
     try:
-        fd = open_regular(_lock_path(Path(index_dir).absolute()), 1 << 20)
+        fd = open_regular(path, 1 << 20)
     except (OSError, ValueError):
         return False
     try:

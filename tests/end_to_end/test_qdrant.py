@@ -269,3 +269,21 @@ def test_calibrate_writes_the_margin_into_the_qdrant_record(tmp_path):
     assert result.exit_code == 0, result.output
     info = json.loads(run("info", "--index", store, "--json").stdout)
     assert info["gate"]["origin"] == "calibrate" and info["gate"]["calibrated_on"], info["gate"]
+
+
+def test_a_killed_builds_collection_is_removed_and_no_other(tmp_path):
+    from qdrant_client import models
+
+    from semsearch.store.qdrant.layout import STAGING_ID
+
+    docs, store = tmp_path / "docs", tmp_path / "store"
+    write(docs / "a.md", "# A\n\nTekst o dostawie.\n")
+    marker = {"kind": "staging", "semsearch": "semsearch-index", "alias": "semsearch"}
+    with opened(store) as client:
+        for name, payload in (("semsearch-0123456789ab", marker), ("semsearch-ba9876543210", {"mine": 1})):
+            client.create_collection(name, vectors_config={})
+            client.upsert(name, points=[models.PointStruct(id=STAGING_ID, vector={}, payload=payload)])
+    assert run("build", docs, "--index", url(store), "--model", FAKE_MODEL).exit_code == 0
+    with opened(store) as client:
+        names = {c.name for c in client.get_collections().collections}
+        assert names == {aliased(client), "semsearch-ba9876543210"}  # the user's is kept

@@ -10,6 +10,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from semsearch.errors import IndexBusyError, IndexLocationError, IndexMissingError, StoreUnavailableError
+from semsearch.store.folder import lock_file_held
 from semsearch.store.location import QdrantLocation
 from semsearch.store.qdrant.client import connected, failures
 from semsearch.util.jsonparse import parse_json
@@ -57,19 +58,7 @@ def check_folder(location: QdrantLocation, create: bool = False, docs: Path | No
 def lock_held(location: QdrantLocation) -> bool:
     """Whether a build holds ``location`` now (opens nothing for writing)."""
     if location.directory is not None:
-        import fcntl
-
-        try:
-            fd = os.open(location.directory / ".lock", os.O_RDONLY | os.O_NONBLOCK)
-        except OSError:
-            return False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
-        return False
+        return lock_file_held(location.directory / ".lock")
     from semsearch.store.qdrant.points import collection_names
 
     with connected(location) as client:
