@@ -56,6 +56,8 @@ def test_build_ask_eval_info_on_a_server_as_on_a_folder(collection, fake_sample_
 
 
 def test_incremental_build_and_lock_on_a_server(collection, tmp_path):
+    from qdrant_client import models
+
     from semsearch.store.location import parse_location
     from semsearch.store.qdrant.client import connected
 
@@ -68,7 +70,8 @@ def test_incremental_build_and_lock_on_a_server(collection, tmp_path):
     assert again.exit_code == 0 and json.loads(again.stdout)["embedded"] == 1, again.output
     location = parse_location(collection)
     with connected(location) as client:
-        client.create_collection(f"{location.collection}-semsearch-lock", vectors_config={})
+        lock = models.VectorParams(size=1, distance=models.Distance.DOT)
+        client.create_collection(f"{location.collection}-semsearch-lock", vectors_config=lock)
     busy = run("build", "--index", collection)
     assert busy.exit_code == 2 and "another semsearch build" in busy.stderr
 

@@ -70,11 +70,13 @@ def server_lock(location: QdrantLocation) -> Iterator[None]:
     """A build's lock on a server: a collection named after the index, made at the start (a
     server makes a name once: a second build fails to) and dropped at the end. A build killed
     meanwhile leaves it: the refusal says so."""
+    from semsearch.store.qdrant.points import models
+
     name = location.collection + LOCK_SUFFIX
     with connected(location, translate=False) as client:
         try:
-            with failures(location):
-                client.create_collection(name, vectors_config={})
+            with failures(location):  # the smallest collection every server version makes
+                client.create_collection(name, vectors_config=models().VectorParams(size=1, distance="Dot"))
         except StoreUnavailableError as exc:
             if "already exists" not in str(exc):
                 raise
