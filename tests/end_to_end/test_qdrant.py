@@ -287,3 +287,24 @@ def test_a_killed_builds_collection_is_removed_and_no_other(tmp_path):
     with opened(store) as client:
         names = {c.name for c in client.get_collections().collections}
         assert names == {aliased(client), "semsearch-ba9876543210"}  # the user's is kept
+
+
+def test_a_damaged_qdrant_index_is_one_line_and_a_build_makes_it_whole_again(tmp_path):
+    from qdrant_client import models
+
+    from semsearch.store.qdrant.layout import META_ID
+
+    docs, store = tmp_path / "docs", tmp_path / "store"
+    write(docs / "a.md", "# A\n\nTekst o dostawie.\n\n## B\n\nTekst o zwrotach.\n")
+    assert run("build", docs, "--index", url(store), "--model", FAKE_MODEL).exit_code == 0
+    with opened(store) as client:
+        client.delete("semsearch", points_selector=models.PointIdsList(points=[chunk_points(client)[0].id]))
+    assert_clean_error(run("ask", "dostawa", "--index", url(store)), "incomplete")
+    assert run("build", "--index", url(store)).exit_code == 0
+    assert run("ask", "Tekst o dostawie", "--index", url(store)).exit_code == 0
+    with opened(store) as client:
+        client.set_payload("semsearch", payload={"meta": "{not json"}, points=[META_ID])
+    assert_clean_error(run("info", "--index", url(store)), "unreadable record")
+    rebuilt = run("build", docs, "--index", url(store), "--model", FAKE_MODEL)
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert run("ask", "Tekst o dostawie", "--index", url(store)).exit_code == 0
