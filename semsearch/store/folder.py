@@ -51,7 +51,7 @@ from semsearch.store.schema import (
     check_meta,
 )
 from semsearch.util.jsonparse import parse_json
-from semsearch.util.regular import open_regular, read_text
+from semsearch.util.regular import lock_file_held, open_regular, read_text
 
 _META_TEMP_PREFIX = ".meta-"
 # Where an index may be written
@@ -186,24 +186,6 @@ def build_running(index_dir: Path) -> bool:
     """Whether another process holds the index's lock now (a build writing it). Opens an
     existing lock file read-only and creates none: a dry run may ask and write nothing."""
     return lock_file_held(_lock_path(Path(index_dir).absolute()))
-
-
-def lock_file_held(path: Path) -> bool:
-    """Whether another process holds a ``flock`` on the regular file ``path`` (opened read-only;
-    none there: False)."""
-    import fcntl
-
-    try:
-        fd = open_regular(path, 1 << 20)
-    except (OSError, ValueError):
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing releases a lock taken here
-    return False
 
 
 @contextmanager

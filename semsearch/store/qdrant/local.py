@@ -10,11 +10,10 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from semsearch.errors import IndexBusyError, IndexLocationError, IndexMissingError, StoreUnavailableError
-from semsearch.store.folder import lock_file_held
 from semsearch.store.location import QdrantLocation
 from semsearch.store.qdrant.client import connected, failures
 from semsearch.util.jsonparse import parse_json
-from semsearch.util.regular import read_text
+from semsearch.util.regular import lock_file_held, read_text
 
 STORE_FILES = {"meta.json", "meta.json.tmp", ".lock", "collection"}
 """What Qdrant's local mode keeps in its folder."""
