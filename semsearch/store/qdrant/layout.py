@@ -46,20 +46,21 @@ def blob_id(version: str, name: str, part: int) -> str:
     return str(uuid.uuid5(NAMESPACE, f"blob\0{version}\0{name}\0{part}"))
 
 
-def chunk_payloads(chunks: Sequence[Chunk], records: dict) -> Iterator[tuple[str, int, dict]]:
-    """(id, row, payload) of each chunk, ``records`` being the record's ``files``."""
-    for source, record in records.items():
-        start, end = record.get("rows", (0, 0))
+def chunk_payloads(
+    chunks: Sequence[Chunk], files: dict[str, tuple[str, int, int]]
+) -> Iterator[tuple[str, int, dict]]:
+    """(id, row, payload) of each chunk, ``files`` giving each file's sha256 and rows."""
+    for source, (sha256, start, end) in files.items():
         for n, row in enumerate(range(start, end)):
             chunk = chunks[row]
             payload = {
                 "kind": CHUNK,
-                "file": file_key(source, record["sha256"]),
+                "file": file_key(source, sha256),
                 "source": source,
                 "n": n,
                 "chunk": chunk.to_dict(),
             }
-            yield chunk_id(source, record["sha256"], n), row, payload
+            yield chunk_id(source, sha256, n), row, payload
 
 
 def blob_payloads(version: str, files: dict[str, bytes]) -> Iterator[tuple[str, dict]]:
@@ -96,8 +97,8 @@ def joined_blobs(version: str, index: dict[str, dict], payloads: dict[str, dict]
     return files
 
 
-def record_payload(meta: dict, version: str, blobs: dict[str, dict], marker: str) -> dict:
-    text = json.dumps(meta, ensure_ascii=False)
+def record_payload(text: str, version: str, blobs: dict[str, dict], marker: str) -> dict:
+    """The record point's payload: the record's JSON ``text``, the build's version and blobs."""
     return {"kind": RECORD, "semsearch": marker, "version": version, "blobs": blobs, "meta": text}
 
 

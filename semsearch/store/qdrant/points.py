@@ -25,6 +25,7 @@ from semsearch.store.qdrant.layout import (
     file_key,
     joined_blobs,
 )
+from semsearch.store.qdrant.record import FileRows, file_rows, sizes
 
 BATCH = 256
 """Points per upsert request."""
@@ -71,10 +72,9 @@ def read_points(
     """The vectors and chunks of the files ``meta`` records, in row order; None when a point is
     missing (a build removed it since the record was read, or damage: the caller reads again).
     Points of other versions of a file (a build under way) are passed over."""
-    rows, dim = meta["chunks"], meta["model"]["dim"]
+    rows, dim = sizes(meta)
     places = {
-        file_key(source, str(entry.get("sha256", ""))): tuple(entry.get("rows", (0, 0)))
-        for source, entry in meta["files"].items()
+        file_key(source, sha256): (start, end) for source, (sha256, start, end) in file_rows(meta).items()
     }
     vectors = np.zeros((rows, dim), dtype=np.float32)
     chunks: list[Chunk | None] = [None] * rows
@@ -131,8 +131,8 @@ def upsert(client: Any, collection: str, points: Iterable[Any]) -> None:
         client.upsert(collection, points=batch, wait=True)
 
 
-def chunk_points(vectors: np.ndarray, chunks: list[Chunk], files: dict, skip: set[str]) -> Iterator[Any]:
-    """The points of the chunks of ``files`` (the record's), but for the files in ``skip``."""
+def chunk_points(vectors: np.ndarray, chunks: list[Chunk], files: FileRows, skip: set[str]) -> Iterator[Any]:
+    """The points of the chunks of ``files`` (see ``record.file_rows``), but those in ``skip``."""
     point = models().PointStruct
     for pid, row, payload in chunk_payloads(chunks, files):
         if payload["file"] not in skip:

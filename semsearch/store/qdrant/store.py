@@ -16,7 +16,6 @@ folder index (so both give identical scores).
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import tempfile
@@ -33,7 +32,7 @@ from semsearch.errors import IndexChangedError, IndexCorruptError, IndexLocation
 from semsearch.ingest.chunking import Chunk
 from semsearch.store.folder import _check_vectors
 from semsearch.store.location import QdrantLocation
-from semsearch.store.qdrant import points
+from semsearch.store.qdrant import points, record
 from semsearch.store.qdrant.client import connected, durable, fast_commits
 from semsearch.store.qdrant.layout import (
     STAGING,
@@ -41,14 +40,12 @@ from semsearch.store.qdrant.layout import (
     VECTOR,
     blob_index,
     chunks_digest,
-    file_key,
     meta_identity,
     record_payload,
 )
 from semsearch.store.qdrant.local import check_folder, journal_folder, lock_held, server_lock
 from semsearch.store.reader import StoredIndex, _load_keywords, _load_matrix, check_vectors
-from semsearch.store.schema import CHUNKS_DIGEST, INDEX_KIND, check_meta
-from semsearch.util.jsonparse import parse_json
+from semsearch.store.schema import INDEX_KIND
 
 OFFTOPIC_FILE = "offtopic.npy"
 ATTEMPTS = 3
@@ -88,11 +85,7 @@ class QdrantStore:
         return collection, payload
 
     def _meta(self, payload: dict) -> dict:
-        try:
-            meta = parse_json(str(payload.get("meta")))
-        except ValueError as exc:
-            raise IndexCorruptError(f"{self.where} has an unreadable record ({exc})") from exc
-        return check_meta(meta, self.where)
+        return record.meta_of(payload.get("meta"), self.where)
 
     def peek_meta(self) -> dict | None:
         try:
@@ -129,11 +122,11 @@ class QdrantStore:
             for name, data in blobs.items():
                 (Path(folder) / name).write_bytes(data)
             try:  # memory-mapped: the maps outlive the folder
-                offtopic = _load_matrix(Path(folder) / OFFTOPIC_FILE, meta["model"]["dim"])
+                offtopic = _load_matrix(Path(folder) / OFFTOPIC_FILE, record.sizes(meta)[1])
                 kept = _load_keywords(Path(folder), meta, len(chunks), self.where) if keywords else None
             except IndexCorruptError as exc:
                 raise IndexCorruptError(str(exc).replace(f"{folder}/", str(self.location))) from None
-        rows = meta["offtopic"]["background_rows"]
+        rows = record.background_rows(meta)
         if not all(0 <= r < len(offtopic) for r in rows):
             raise IndexCorruptError(f"{self.where} has inconsistent off-topic rows")
         check_vectors(offtopic, self.location, OFFTOPIC_FILE)
@@ -194,27 +187,27 @@ class QdrantStore:
         _check_vectors(vectors, chunks, offtopic)
         version = secrets.token_hex(6)
         files = _index_files(offtopic, keywords)
-        whole = {"kind": INDEX_KIND, **meta, CHUNKS_DIGEST: chunks_digest(chunks)}
-        payload = record_payload(whole, version, blob_index(files), INDEX_KIND)
+        whole = record.whole_meta(meta, chunks_digest(chunks))
+        payload = record_payload(record.meta_text(whole), version, blob_index(files), INDEX_KIND)
+        rows = record.file_rows(whole)
         with self._client(create=True) as client:
             current = self._refuse_foreign(client)
             previous = points.record(client, current) if current else None
-            if incremental and previous is not None and _same_layout(self._meta(previous), whole):
-                old = self._meta(previous)["files"]
-                kept = {file_key(s, str(e.get("sha256"))) for s, e in old.items()}
+            old = self._meta(previous) if incremental and previous is not None else None
+            if old is not None and record.same_layout(old, whole):
                 fast_commits(client, current)
-                points.upsert(client, current, points.chunk_points(vectors, chunks, meta["files"], kept))
+                kept = set(record.file_keys(old))
+                points.upsert(client, current, points.chunk_points(vectors, chunks, rows, kept))
                 points.upsert(client, current, points.blob_points(version, files))
                 durable(client, current)  # all the new points on disk before the record names them
                 points.upsert(client, current, [points.record_point(payload)])
-                keep = sorted(file_key(s, str(e.get("sha256"))) for s, e in meta["files"].items())
-                points.delete_stale(client, current, keep, version)
+                points.delete_stale(client, current, record.file_keys(whole), version)
             else:
-                self._replace(client, current, version, vectors, chunks, meta, files, payload)
+                self._replace(client, current, version, vectors, chunks, rows, files, payload)
 
     def _replace(
         self, client: Any, current: str | None, version: str, vectors: np.ndarray,
-        chunks: list[Chunk], meta: dict, files: dict, payload: dict,
+        chunks: list[Chunk], rows: record.FileRows, files: dict, payload: dict,
     ) -> None:  # fmt: skip
         """Write a new collection, then move the alias to it (one request), then drop the old."""
         m = points.models()
@@ -235,7 +228,7 @@ class QdrantStore:
             if not self.location.local:  # filters on these are what a server indexes
                 for field in ("kind", "file", "version"):
                     client.create_payload_index(fresh, field, field_schema=m.PayloadSchemaType.KEYWORD)
-            points.upsert(client, fresh, points.chunk_points(vectors, chunks, meta["files"], set()))
+            points.upsert(client, fresh, points.chunk_points(vectors, chunks, rows, set()))
             points.upsert(client, fresh, points.blob_points(version, files))
             points.upsert(client, fresh, [points.record_point(payload)])
             client.delete(fresh, points_selector=m.PointIdsList(points=[STAGING_ID]))
@@ -259,7 +252,7 @@ class QdrantStore:
     def replace_meta(self, meta: dict) -> None:
         with self._client() as client:
             collection, payload = self._ours(client)
-            payload = {**payload, "meta": json.dumps(meta, ensure_ascii=False)}
+            payload = {**payload, "meta": record.meta_text(meta)}
             points.upsert(client, collection, [points.record_point(payload)])
 
     def update_meta(self, read_as: tuple[int, int, str], meta: dict, change: Callable[[dict], dict]) -> dict:
@@ -274,11 +267,6 @@ class QdrantStore:
             meta = change(meta)
             self.replace_meta(meta)
         return meta
-
-
-def _same_layout(old: dict, new: dict) -> bool:
-    """Whether the points of ``old``'s files can stay for ``new``: same model and chunking."""
-    return old.get("model") == new.get("model") and old.get("chunking") == new.get("chunking")
 
 
 def _index_files(offtopic: np.ndarray, keywords: KeywordIndex) -> dict[str, bytes]:
