@@ -308,3 +308,11 @@ def test_a_damaged_qdrant_index_is_one_line_and_a_build_makes_it_whole_again(tmp
     rebuilt = run("build", docs, "--index", url(store), "--model", FAKE_MODEL)
     assert rebuilt.exit_code == 0, rebuilt.output
     assert run("ask", "Tekst o dostawie", "--index", url(store)).exit_code == 0
+
+
+def test_a_dry_run_makes_no_store(tmp_path):
+    docs = tmp_path / "docs"
+    write(docs / "a.md", "# A\n\nTekst o dostawie.\n")
+    dry = run("build", docs, "--index", url(tmp_path / "store"), "--model", FAKE_MODEL, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "nothing written" in dry.stdout and not (tmp_path / "store").exists()

@@ -147,8 +147,9 @@ class QdrantStore:
         """This store, when a build of ``docs`` may write it: a local folder that is Qdrant's (or
         new, or empty) and not inside ``docs``, and a name that is no one else's collection."""
         check_folder(self.location, create=True, docs=docs)
-        with self._client(create=True) as client:
-            self._refuse_foreign(client)
+        if self.exists():  # a new local store is not made here: a dry run writes nothing
+            with self._client() as client:
+                self._refuse_foreign(client)
         return self
 
     def _refuse_foreign(self, client: Any) -> str | None:
