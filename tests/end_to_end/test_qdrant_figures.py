@@ -27,5 +27,5 @@ def test_eval_figures_are_identical_on_a_folder_and_in_qdrant(sample_index, samp
         figures.append(json.loads(result.stdout))
     assert figures[0] == figures[1]
     assert (
-        figures[0]["questions"] > 10 and figures[0]["top1"] > 0.3
+        figures[0]["questions"] > 10 and figures[0]["top1"] > 0.2
     )  # a real model's figures, not an empty run
