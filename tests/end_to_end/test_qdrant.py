@@ -229,12 +229,17 @@ def test_a_server_that_does_not_answer_is_a_timeout(monkeypatch):
         assert_clean_error(run("ask", "dostawa", "--index", where), "did not answer within 1 s")
 
 
-class _Refusing(BaseHTTPRequestHandler):
-    """Answers as a Qdrant server does to a request without the right API key."""
+class _Answering(BaseHTTPRequestHandler):
+    """Answers every request as a Qdrant server does in one case: ``answer`` (status, body), and
+    keeps the API keys it was sent."""
+
+    answer: tuple[int, bytes] = (403, b'{"status":{"error":"Invalid api-key"},"time":0.0}')
+    keys: list[str | None] = []
 
     def do_GET(self) -> None:
-        body = b'{"status":{"error":"Invalid api-key"},"time":0.0}'
-        self.send_response(403)
+        self.keys.append(self.headers.get("api-key"))
+        status, body = self.answer
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -244,19 +249,35 @@ class _Refusing(BaseHTTPRequestHandler):
         pass
 
 
-def test_a_refused_api_key_says_which_variable_to_set():
-    """The HTTP answer of a server with another API key, on a listener of our own (the real
-    server's refusal is in ``test_qdrant_server.py``, run when SEMSEARCH_QDRANT_URL is set)."""
-    server = HTTPServer(("127.0.0.1", 0), _Refusing)
+@contextmanager
+def answering(status: int, body: bytes) -> Iterator[tuple[str, list]]:
+    """A listener answering like a Qdrant server (see ``_Answering``): its address, the keys sent."""
+    handler = type("Handler", (_Answering,), {"answer": (status, body), "keys": []})
+    server = HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        where = f"qdrant://127.0.0.1:{server.server_address[1]}/docs"
-        result = run("ask", "dostawa", "--index", where, env={"QDRANT_API_KEY": "wrong"})
-        assert_clean_error(result, "refused the request (403", "QDRANT_API_KEY")
+        yield f"127.0.0.1:{server.server_address[1]}", handler.keys
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_refused_api_key_says_which_variable_to_set():
+    """The HTTP answer of a server with another API key, from a listener of our own (the real
+    server's refusal is in ``test_qdrant_server.py``, run when SEMSEARCH_QDRANT_URL is set)."""
+    with answering(403, b'{"status":{"error":"Invalid api-key"},"time":0.0}') as (where, keys):
+        result = run("ask", "dostawa", "--index", f"qdrant://{where}/docs", env={"QDRANT_API_KEY": "wrong"})
+        assert_clean_error(result, "refused the request (403", "QDRANT_API_KEY")
+    assert keys == ["wrong"]  # the key went with the request
+
+
+def test_a_server_too_old_or_without_tls_is_one_line():
+    with answering(200, b'{"title":"qdrant - vector search engine","version":"1.5.0"}') as (where, _):
+        assert_clean_error(
+            run("ask", "dostawa", "--index", f"qdrant://{where}/docs"), "1.5.0", "1.10 or newer"
+        )
+        assert_clean_error(run("ask", "dostawa", "--index", f"qdrant://{where}/docs?tls=1"), "cannot reach")
 
 
 def test_calibrate_writes_the_margin_into_the_qdrant_record(tmp_path):
