@@ -74,10 +74,10 @@ def _open(location: QdrantLocation) -> Any:
     if key in _local:
         _local[key][1] += 1
         return _local[key][0]
+    # Said when a store is opened and on a write past 20,000 points: DESIGN.md says when to move.
+    warnings.filterwarnings("ignore", message="Local mode is not recommended", category=UserWarning)
     try:
-        with warnings.catch_warnings():  # "local mode is not recommended for more than 20,000 points"
-            warnings.simplefilter("ignore")
-            client = module.QdrantClient(path=key)
+        client = module.QdrantClient(path=key)
     except RuntimeError as exc:
         if "already accessed" not in str(exc):
             raise
