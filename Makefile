@@ -12,11 +12,12 @@ demo: $(VENV)/.installed-base
 	$(BIN)/semsearch ask "Jaka jest pogoda w Krakowie?" || echo "(exit code $$?: no answer in docs/, as expected)"
 	@echo "semsearch is installed at $(BIN)/semsearch: run 'source $(BIN)/activate' to put it on your PATH, or 'pipx install .' for everyday use"
 
-## Run the whole test suite (installs CPU torch and the sentence-transformers extra first).
+## Run the whole test suite (installs CPU torch and the sentence-transformers extra first), on two
+## workers: a file's tests keep their order (loadfile), and each worker builds the sample index once.
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 ## The quick lane while working: ruff and the tests not marked slow, on two workers (no real model;
 ## under 30 s on an idle 2-core machine once installed). A file's tests keep their order (loadfile).

@@ -216,8 +216,8 @@ CORRUPTIONS = [
     (lambda d: (d / "chunks.json").unlink(), "chunks.json missing"),
     (lambda d: (d / "chunks.json").write_bytes((d / "chunks.json").read_bytes()[:-500]), "truncated"),
     (lambda d: (d / "chunks.offsets.npy").unlink(), "chunks.offsets.npy missing"),
-    (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float32)), "3 vectors"),
-    (lambda d: np.save(d / "vectors.npy", np.zeros((3, 384), dtype=np.float64)), "expected float32"),
+    (lambda d: np.save(d / "vectors.npy", np.zeros((3, 64), dtype=np.float32)), "3 vectors"),
+    (lambda d: np.save(d / "vectors.npy", np.zeros((3, 64), dtype=np.float64)), "expected float32"),
     (lambda d: (d / "vectors.npy").write_bytes((d / "vectors.npy").read_bytes()[:1000]), "vectors.npy"),
     (lambda d: (d / "vectors.npy").write_bytes(b"not numpy at all"), "vectors.npy"),
     (lambda d: (d / "offtopic.npy").unlink(), "offtopic.npy missing"),
@@ -230,14 +230,27 @@ CORRUPTIONS = [
 ]
 
 
-@pytest.mark.slow
+COMMANDS = [["ask", "dostawa"], ["info"], ["eval", str(DATA / "docs_questions.jsonl")]]
+
+
 @pytest.mark.parametrize("damage, message", CORRUPTIONS)
-@pytest.mark.parametrize(
-    "command", [["ask", "dostawa"], ["info"], ["eval", str(DATA / "docs_questions.jsonl")]]
-)
-def test_corrupt_index_is_one_clean_line(sample_index, tmp_path, damage, message, command):
+@pytest.mark.parametrize("command", COMMANDS)
+def test_corrupt_index_is_one_clean_line(fake_sample_index, tmp_path, damage, message, command):
+    """What the commands say of a damaged index is the index's, not the model's: the hashing fake's
+    index (64 dimensions) is damaged here; the real model's below."""
+    _assert_one_clean_line(fake_sample_index, tmp_path, damage, message, command)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_corrupt_real_model_index_is_one_clean_line(sample_index, tmp_path, command):
+    damage = _edit_meta(lambda m: m["model"].update(dim=512))
+    _assert_one_clean_line(sample_index, tmp_path, damage, "expected float32 (N, 512)", command)
+
+
+def _assert_one_clean_line(index, tmp_path, damage, message, command):
     broken = tmp_path / "index"
-    shutil.copytree(sample_index, broken)
+    shutil.copytree(index, broken)
     damage(broken)
     result = runner.invoke(app, [*command, "--index", str(broken)])
     assert result.exit_code == 2, result.output
