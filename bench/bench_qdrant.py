@@ -60,6 +60,8 @@ def case_synthetic(work: Path, rows: int, repeat: int) -> None:
     from semsearch.store.stores import open_store
 
     print(f"1. a synthetic index of {rows:,} chunks × 384: write, read, one question in memory")
+    from semsearch.store.built import Built
+
     vectors, chunks, meta, offtopic, keywords = _synthetic(rows)
     query = vectors[123] + 0.1 * np.random.default_rng(1).standard_normal(384, dtype=np.float32)
     query /= np.linalg.norm(query)
@@ -69,7 +71,7 @@ def case_synthetic(work: Path, rows: int, repeat: int) -> None:
         store = open_store(where)
         started = time.perf_counter()
         with store.lock():
-            store.write(vectors, chunks, meta, offtopic, keywords)
+            store.write(Built(vectors, chunks, meta, offtopic, keywords))
         line(f"{name}: write", f"{time.perf_counter() - started:.2f} s")
         # opened at most 3 times: local mode takes about a minute per open at 100 k chunks
         line(

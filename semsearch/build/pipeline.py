@@ -34,6 +34,7 @@ from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, curr
 from semsearch.ingest.patterns import check_patterns, list_files
 from semsearch.ingest.sources import Listed, Skipped, SourceFile, read_source, unmatched_excludes
 from semsearch.retrieve.index import Index
+from semsearch.store.built import Built
 from semsearch.store.journal import Journal
 from semsearch.store.location import Location, parse_location
 from semsearch.store.records import (
@@ -277,7 +278,8 @@ def _build(
         },
     }
     progress(Step("writing"))
-    plan.store.write(vectors, chunks, meta, calibration.offtopic, keywords, incremental=previous is not None)
+    built = Built(vectors, chunks, meta, calibration.offtopic, keywords)
+    plan.store.write(built, incremental=previous is not None)
     journal.discard()
     plan.report.chunks = len(chunks)
     plan.report.margin = calibrated["value"] if calibrated else calibration.min_score

@@ -14,11 +14,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-import numpy as np
-
-from semsearch.encode.keywords import KeywordIndex
-from semsearch.ingest.chunking import Chunk
 from semsearch.store import folder, reader
+from semsearch.store.built import Built
 from semsearch.store.location import Location, QdrantLocation, parse_location
 from semsearch.store.reader import StoredIndex
 from semsearch.store.schema import META_FILE
@@ -46,15 +43,7 @@ class Store(Protocol):
     def build_running(self) -> bool:
         """Whether another process holds the lock now (asked by a dry run; takes nothing)."""
 
-    def write(
-        self,
-        vectors: np.ndarray,
-        chunks: list[Chunk],
-        meta: dict,
-        offtopic: np.ndarray,
-        keywords: KeywordIndex,
-        incremental: bool = False,
-    ) -> None:
+    def write(self, built: Built, incremental: bool = False) -> None:
         """Put a build in place at once: readers get the old or the new index, never a mix
         (``incremental``: the previous index had this model and chunking; a store may keep what
         did not change). The caller holds the lock."""
@@ -93,16 +82,8 @@ class FolderStore:
     def build_running(self) -> bool:
         return folder.build_running(self.location)
 
-    def write(
-        self,
-        vectors: np.ndarray,
-        chunks: list[Chunk],
-        meta: dict,
-        offtopic: np.ndarray,
-        keywords: KeywordIndex,
-        incremental: bool = False,
-    ) -> None:
-        folder.write_index(self.location, vectors, chunks, meta, offtopic, keywords)
+    def write(self, built: Built, incremental: bool = False) -> None:
+        folder.write_index(self.location, *built)
 
     def replace_meta(self, meta: dict) -> None:
         folder.replace_meta(self.location, meta)

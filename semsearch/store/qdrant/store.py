@@ -30,6 +30,7 @@ from semsearch.encode.keywords import FILES as KEYWORD_FILES
 from semsearch.encode.keywords import KeywordIndex
 from semsearch.errors import IndexChangedError, IndexCorruptError, IndexLocationError, IndexMissingError
 from semsearch.ingest.chunking import Chunk
+from semsearch.store.built import Built
 from semsearch.store.folder import _check_vectors
 from semsearch.store.location import QdrantLocation
 from semsearch.store.qdrant import points, record
@@ -176,15 +177,8 @@ class QdrantStore:
     def journal_folder(self) -> Path:
         return journal_folder(self.location)
 
-    def write(
-        self,
-        vectors: np.ndarray,
-        chunks: list[Chunk],
-        meta: dict,
-        offtopic: np.ndarray,
-        keywords: KeywordIndex,
-        incremental: bool = False,
-    ) -> None:
+    def write(self, built: Built, incremental: bool = False) -> None:
+        vectors, chunks, meta, offtopic, keywords = built
         _check_vectors(vectors, chunks, offtopic)
         version = secrets.token_hex(6)
         files = _index_files(offtopic, keywords)
