@@ -22,6 +22,7 @@ def _synthetic(rows: int) -> tuple:
     from semsearch.encode.keywords import settings as keyword_settings
     from semsearch.gate.bank import bank_sha256
     from semsearch.ingest.chunking import Chunk
+    from semsearch.store.meta import IndexMeta
 
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((rows, 384), dtype=np.float32)
@@ -52,7 +53,7 @@ def _synthetic(rows: int) -> tuple:
         "keywords": keyword_settings("pl"),
         "offtopic": {"bank_sha256": bank_sha256(), "questions": 300, "background_rows": list(range(300))},
     }
-    return vectors, chunks, meta, vectors[:300].copy(), keywords
+    return vectors, chunks, IndexMeta.from_json(meta, "the synthetic index"), vectors[:300].copy(), keywords
 
 
 def case_synthetic(work: Path, rows: int, repeat: int) -> None:

@@ -14,8 +14,6 @@ from semsearch.errors import (
     MetaUnreadableError,
     SemsearchError,
 )
-from semsearch.util.jsonparse import parse_json
-from semsearch.util.regular import read_text
 
 _index: Path | None = None
 """The index folder the running command works on (None: not known yet)."""
@@ -71,11 +69,9 @@ def command_to_build(docs: str | None, index: Path | None, unknown_docs: str = "
 def _recorded_docs(index: Path) -> str | None:
     """``docs_root`` from the meta.json of a damaged index: read as plain JSON, since the rest of
     it may be what is damaged; None when unreadable or the folder is gone."""
+    from semsearch.store.meta import recorded_docs_root
+
     if not isinstance(index, Path):  # a qdrant: index has no meta.json to read apart
         return None
-    try:
-        meta = parse_json(read_text(index / "meta.json"))  # a regular file only: never a FIFO
-    except (OSError, ValueError):
-        return None
-    docs = meta.get("docs_root") if isinstance(meta, dict) else None
-    return docs if isinstance(docs, str) and docs and Path(docs).is_dir() else None
+    docs = recorded_docs_root(index)
+    return docs if docs and Path(docs).is_dir() else None

@@ -70,3 +70,21 @@ def fake_backend(name: str, local_only: bool = False) -> HashingEmbedder:
     if name != "hashing":
         raise ModelError(f"the test backend has only fake:hashing, not fake:{name}")
     return HashingEmbedder()
+
+
+def meta_record(**fields):
+    """An index's meta.json record made in memory (``IndexMeta``), for an ``Index`` a unit test
+    makes without a build: the fields given, the rest empty (no files, a margin of 0)."""
+    from semsearch.store.meta import IndexMeta
+    from semsearch.store.records import ChunkingRecord, MarginRecord, ModelRecord, OfftopicRecord
+
+    defaults = {
+        "docs_root": "",
+        "model": ModelRecord(FAKE_MODEL, 8),
+        "chunking": ChunkingRecord(64),
+        "chunks": 0,
+        "files": {},
+        "margin": MarginRecord(0.0),
+        "offtopic": OfftopicRecord(),
+    }
+    return IndexMeta(**{**defaults, **fields})

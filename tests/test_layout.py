@@ -5,6 +5,7 @@ small enough to read. CONTRIBUTING.md explains the layers and where a change goe
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -122,6 +123,28 @@ def test_the_layout_check_sees_upward_and_circular_imports():
     known = {"semsearch.cli.commands", "semsearch.ingest", "semsearch.ingest.chunking"}
     assert runtime_imports(tree, known) == {"semsearch.cli.commands", "semsearch.ingest.chunking"}
     assert _layer_of("cli") > _layer_of("ingest")
+
+
+META_OWNERS = {"store/meta.py", "store/records.py"}
+"""The modules that know meta.json's layout; every other one reads ``IndexMeta``'s fields."""
+_RAW_META = re.compile(r"\bmeta\s*\[|\bmeta\s*\.\s*get\s*\(")
+
+
+def test_only_the_meta_module_reads_meta_json_as_a_dict():
+    raw = [
+        f"{path.relative_to(PACKAGE)}:{number}: {line.strip()}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if str(path.relative_to(PACKAGE)) not in META_OWNERS
+        for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
+        if _RAW_META.search(line)
+    ]
+    assert raw == []
+
+
+def test_the_meta_check_sees_a_dict_read():
+    assert _RAW_META.search('docs = index.meta["docs_root"]')
+    assert _RAW_META.search("spec = meta.get('model')")
+    assert not _RAW_META.search("docs = index.meta.docs_root; metadata['x']")
 
 
 def test_modules_stay_under_400_lines():

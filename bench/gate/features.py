@@ -50,7 +50,7 @@ def features(name: str, embedder: CachedEmbedder) -> dict:
         "chunk_source": [c.source for c in index.chunks],
         "corpus_language": index.corpus_language,
         "min_score": index.gate.margin,
-        "background_rows": list(index.meta["offtopic"]["background_rows"]),
+        "background_rows": list(index.meta.offtopic.background_rows),
     }
     first, first_score, first_exact, ranks = [], [], [], []
     for q, v in zip(questions, qv, strict=True):

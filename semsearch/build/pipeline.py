@@ -20,6 +20,7 @@ from semsearch import __version__
 from semsearch.build.budget import chunk_budget
 from semsearch.build.embedding import Progress, Step, embed_or_reuse
 from semsearch.build.estimate import build_seconds, still_to_embed
+from semsearch.build.files import file_records, no_text_skipped, outcomes, refreshed_records, skipped_records
 from semsearch.build.report import BuildReport, Changes
 from semsearch.build.reuse import gate_current, keep_index, keywords_current, reusable_index
 from semsearch.encode.corpus import keyword_index_of
@@ -37,14 +38,16 @@ from semsearch.retrieve.index import Index
 from semsearch.store.built import Built
 from semsearch.store.journal import Journal
 from semsearch.store.location import Location, parse_location
+from semsearch.store.meta import IndexMeta
 from semsearch.store.records import (
-    file_records,
-    no_text_skipped,
-    outcomes,
-    refreshed_records,
-    skipped_records,
+    CalibratedRecord,
+    ChunkingRecord,
+    FileRecord,
+    KeywordsRecord,
+    MarkupRecord,
+    ModelRecord,
+    OfftopicRecord,
 )
-from semsearch.store.schema import INDEX_FORMAT
 from semsearch.store.stores import Store, open_store
 
 TOKENIZER = "tiktoken:cl100k_base"
@@ -61,7 +64,7 @@ class _Plan:
     sources: list[SourceFile]
     skipped: list[Skipped]
     previous: Index | None
-    old_meta: dict | None
+    old_meta: IndexMeta | None
     """The previous index's meta.json, when readable (also when its vectors cannot be reused)."""
     unchanged: set[str]
     """Files whose chunks and vectors are reused from ``previous``."""
@@ -72,14 +75,14 @@ class _Plan:
     """``--full``: nothing is reused, not even an interrupted build's journal."""
 
 
-def chunking_settings(max_tokens: int) -> dict:
-    return {
-        "max_tokens": max_tokens,
-        "tokenizer": TOKENIZER,
-        "context": "heading path",
-        "chunker_version": CHUNKER_VERSION,
-        "markup": markup.APPLIED,
-    }
+def chunking_settings(max_tokens: int) -> ChunkingRecord:
+    return ChunkingRecord(
+        max_tokens=max_tokens,
+        tokenizer=TOKENIZER,
+        context="heading path",
+        chunker_version=CHUNKER_VERSION,
+        markup=MarkupRecord.from_json(markup.APPLIED),
+    )
 
 
 def build_index(
@@ -134,7 +137,7 @@ def build_index(
         previous = plan.previous
         current = previous and keywords_current(previous) and gate_current(previous)
         if current and not plan.report.changes.any:
-            records = refreshed_records(previous.meta["files"], plan.sources, plan.front_matter)
+            records = refreshed_records(previous.meta.files, plan.sources, plan.front_matter)
             if not dry_run:
                 keep_index(previous, plan.docs, records, skipped_records(plan.skipped), excludes)
             plan.report.chunks, plan.report.margin = len(previous.chunks), previous.gate.margin
@@ -147,7 +150,7 @@ def build_index(
                 _estimate(plan, embedder, chunks, rows, time.perf_counter() - started)
             else:
                 _build(plan, embedder, settings, excludes, chunks, rows, records, report_step)
-    old_files = plan.old_meta["files"] if plan.old_meta else {}
+    old_files = plan.old_meta.files if plan.old_meta else {}
     plan.report.outcomes = outcomes(records, old_files, plan.skipped)
     no_text = no_text_skipped(records)
     plan.report.without_text = [skipped.relative for skipped in no_text]
@@ -163,14 +166,14 @@ def _plan(
     paths: list[Listed],
     skipped: list[Skipped],
     spec: str,
-    settings: dict,
+    settings: ChunkingRecord,
     full: bool,
     progress: Progress,
 ) -> _Plan:
     reusable = reusable_index(store, spec, settings, full)
     previous = reusable.index
     old_meta = previous.meta if previous else store.peek_meta()
-    old_files = old_meta["files"] if old_meta else {}  # compared with, even when nothing is reused
+    old_files = old_meta.files if old_meta else {}  # compared with, even when nothing is reused
     sources: list[SourceFile] = []
     warnings: list[str] = [reusable.repair] if reusable.repair else []
     for number, listed in enumerate(paths, 1):
@@ -182,7 +185,7 @@ def _plan(
         if source.warning:
             warnings.append(f"{source.relative}: {source.warning}")
         sources.append(source)
-    same = {s.relative for s in sources if old_files.get(s.relative, {}).get("sha256") == s.sha256}
+    same = {s.relative for s in sources if (old_files.get(s.relative) or FileRecord()).sha256 == s.sha256}
     front_matter = _front_matter(sources, previous, warnings)
     changes = Changes(
         new=sum(s.relative not in old_files for s in sources),
@@ -204,12 +207,12 @@ def _plan(
 
 def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: list[str]) -> dict:
     """Each file's front matter (see ``current_front_matter``); a problem in it is a warning."""
-    records = previous.meta["files"] if previous and previous.front_matter_recorded else {}
+    records = previous.meta.files if previous and previous.front_matter_recorded else {}
     found = {}
     for source in sources:
-        found[source.relative] = current_front_matter(
-            source.text, source.sha256, records.get(source.relative)
-        )
+        record = records.get(source.relative)
+        kept = record.front_matter if record is not None and record.sha256 == source.sha256 else None
+        found[source.relative] = current_front_matter(source.text, kept)
         if message := found[source.relative].warning(source.relative):
             warnings.append(message)
     return found
@@ -230,11 +233,11 @@ def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, 
 def _build(
     plan: _Plan,
     embedder: Embedder,
-    settings: dict,
+    settings: ChunkingRecord,
     excludes: Sequence[str],
     chunks: list[Chunk],
     rows: list[int | None],
-    records: dict[str, dict],
+    records: dict[str, FileRecord],
     progress: Progress,
 ) -> None:
     journal = _journal(plan, embedder)
@@ -254,35 +257,34 @@ def _build(
     language = keywords.language
     calibration = calibrate_with(references, keywords, chunks)
     calibrated = _surviving_calibration(plan, plan.report.embedded + plan.report.resumed, len(chunks))
-    meta = {
-        "format": INDEX_FORMAT,
-        "semsearch_version": __version__,
-        "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "docs_root": str(plan.docs.resolve()),
-        "model": {"spec": embedder.spec, "dim": embedder.dim, "max_input_tokens": embedder.max_input_tokens},
-        "chunking": settings,
-        "chunks": len(chunks),
-        "files": records,
-        "skipped": skipped_records(plan.skipped),
-        "front_matter": {"version": FRONT_MATTER_VERSION},
-        "excludes": list(excludes),
-        "corpus_language": language,
-        "min_score": calibration.record,
-        **({"calibrated": calibrated} if calibrated else {}),
-        "keywords": keyword_settings(language),
-        "offtopic": {
-            "bank_sha256": bank_sha256(),
-            "questions": len(calibration.offtopic),
-            "background_rows": calibration.background_rows,
-            "languages": calibration.languages,
-        },
-    }
+    meta = IndexMeta(
+        semsearch_version=__version__,
+        built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        docs_root=str(plan.docs.resolve()),
+        model=ModelRecord(embedder.spec, embedder.dim, embedder.max_input_tokens),
+        chunking=settings,
+        chunks=len(chunks),
+        files=records,
+        skipped=skipped_records(plan.skipped),
+        front_matter_version=FRONT_MATTER_VERSION,
+        excludes=tuple(excludes),
+        corpus_language=language,
+        margin=calibration.record,
+        calibrated=calibrated,
+        keywords=KeywordsRecord.from_json(keyword_settings(language)),
+        offtopic=OfftopicRecord(
+            bank_sha256=bank_sha256(),
+            questions=len(calibration.offtopic),
+            background_rows=tuple(calibration.background_rows),
+            languages=tuple(calibration.languages),
+        ),
+    )
     progress(Step("writing"))
     built = Built(vectors, chunks, meta, calibration.offtopic, keywords)
     plan.store.write(built, incremental=previous is not None)
     journal.discard()
     plan.report.chunks = len(chunks)
-    plan.report.margin = calibrated["value"] if calibrated else calibration.min_score
+    plan.report.margin = calibrated.value if calibrated else calibration.margin
 
 
 def _journal(plan: _Plan, embedder: Embedder) -> Journal:
@@ -332,24 +334,24 @@ def _chunk(
     return chunks, rows
 
 
-def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> dict | None:
+def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> CalibratedRecord | None:
     """The previous index's calibrated threshold, if this build leaves it valid: same model and
     chunking, and at most ``CALIBRATION_SURVIVES`` of the passages changed. Dropping it is
     reported."""
-    calibrated = (plan.old_meta or {}).get("calibrated")
-    if not calibrated:
+    calibrated = plan.old_meta.calibrated if plan.old_meta else None
+    if calibrated is None:
         return None
     previous = plan.previous
     reused = total - embedded
     share = 1 - reused / max(total, len(previous.chunks) if previous else 1, 1)
-    same_gate = calibrated.get("gate") == GATE
+    same_gate = calibrated.gate == GATE
     if previous is not None and share <= CALIBRATION_SURVIVES and same_gate:
         return calibrated
     why = plan.report.full_reason or (
         f"{share:.0%} of the passages changed" if same_gate else "it was made for an older no-answer rule"
     )
     plan.report.warnings.append(
-        f"the calibrated threshold {calibrated['value']:.3f} was dropped ({why}); the build-time "
+        f"the calibrated threshold {calibrated.value:.3f} was dropped ({why}); the build-time "
         "threshold applies until you calibrate again"
     )
     return None

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from semsearch.build.files import FileOutcome
 from semsearch.ingest.sources import Skipped
-from semsearch.store.records import FileOutcome
 
 
 @dataclass(frozen=True)

@@ -15,14 +15,13 @@ from semsearch.encode.keywords import settings as keyword_settings
 from semsearch.errors import SemsearchError
 from semsearch.gate.threshold import GATE
 from semsearch.ingest.chunking import embedding_text
-from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import load_index
-from semsearch.store.folder import replace_meta
 from semsearch.store.journal import Journal
 from semsearch.store.location import Location
+from semsearch.store.meta import replace_meta
 from semsearch.store.reader import check_chunks, check_unit_rows
-from semsearch.store.schema import CHUNKS_DIGEST
+from semsearch.store.records import ChunkingRecord, FileRecord, KeywordsRecord, SkippedRecord
 from semsearch.store.stores import Store, open_store
 
 CHECKED_ROWS = 65_536
@@ -39,7 +38,7 @@ class Reusable:
     """What of the reused index is damaged and rebuilt (its keyword index), for the report."""
 
 
-def reusable_index(target: Location | Store, spec: str, settings: dict, full: bool) -> Reusable:
+def reusable_index(target: Location | Store, spec: str, settings: ChunkingRecord, full: bool) -> Reusable:
     """The previous index when its vectors can be reused, else None and why not."""
     if full:
         return Reusable(None, "--full")
@@ -57,8 +56,8 @@ def reusable_index(target: Location | Store, spec: str, settings: dict, full: bo
         previous, repair = intact, f"{exc}: rebuilt from its chunks, nothing embedded again"
     if previous.model != spec:
         return Reusable(None, f"the model changed ({previous.model} → {spec})")
-    if previous.meta.get("chunking") != settings:
-        change = settings_change(previous.meta.get("chunking") or {}, settings)
+    if previous.meta.chunking != settings:
+        change = settings_change(previous.meta.chunking.to_json(), settings.to_json())
         return Reusable(None, f"the chunking changed ({change})")
     if repair is None:  # else ``_without_keywords`` checked the chunks
         try:
@@ -100,36 +99,34 @@ def _setting(value: object) -> object:
 def keywords_current(index: Index) -> bool:
     """Whether the index's keyword index was read whole and made the way this version makes it
     (if not, a build with no file changes still rebuilds it, reusing every chunk and vector)."""
-    made = index.meta.get("keywords") == keyword_settings(index.corpus_language)
+    made = index.meta.keywords == KeywordsRecord.from_json(keyword_settings(index.corpus_language))
     return made and index.keywords is not None
 
 
 def gate_current(index: Index) -> bool:
     """Whether the index's no-answer gate was derived by this version's rule from this bank (else
     an unchanged folder is recalibrated: vectors are reused, nothing is re-embedded)."""
-    return index.offtopic_reusable and index.meta["min_score"].get("gate") == GATE
+    return index.offtopic_reusable and index.meta.margin.gate == GATE
 
 
-def keep_index(index: Index, docs: Path, records: dict, skipped: dict, excludes: Sequence[str]) -> None:
+def keep_index(
+    index: Index,
+    docs: Path,
+    records: dict[str, FileRecord],
+    skipped: dict[str, SkippedRecord],
+    excludes: Sequence[str],
+) -> None:
     """Keep an up-to-date index: record where the docs are, their sizes and mtimes (for `ask`'s
     staleness check), their front matter and the checksum of its chunks (an older index gains
     both; its chunks were parsed whole by ``check_chunks``), and remove the journal of
     an interrupted build that holds nothing the index lacks (see ``journal``). The lock is held."""
-    meta = {
-        **index.meta,
-        "docs_root": str(docs.resolve()),
-        "files": records,
-        "skipped": skipped,
-        "excludes": list(excludes),
-        "front_matter": {"version": FRONT_MATTER_VERSION},
-        CHUNKS_DIGEST: index.meta.get(CHUNKS_DIGEST) or index.chunks.sha256(),
-    }
+    meta = index.meta.kept(str(docs.resolve()), records, skipped, tuple(excludes), index.chunks.sha256)
     if meta != index.meta:
         if index.store is not None:
             index.store.replace_meta(meta)
         else:
             replace_meta(index.path, meta)
     journal_at = index.store.journal_folder() if index.store is not None else index.path
-    journal = Journal(journal_at, index.model, index.meta["model"]["dim"])
+    journal = Journal(journal_at, index.model, index.meta.model.dim)
     with suppress(SemsearchError):  # a chunk is unreadable: the journal is kept
         journal.discard_if_within(embedding_text(chunk) for chunk in index.chunks)

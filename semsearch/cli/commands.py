@@ -161,7 +161,7 @@ def build(
 def _recorded_settings(index: Location) -> dict:
     """The docs folder, model, chunk budget and exclusions the index at ``index`` was built with
     (none: a new index, or one whose record cannot be read)."""
-    from semsearch.store.folder import peek_meta
+    from semsearch.store.meta import peek_meta
     from semsearch.store.stores import open_store
 
     if isinstance(index, Path):
@@ -170,13 +170,12 @@ def _recorded_settings(index: Location) -> dict:
         meta = open_store(index).peek_meta()
     if not meta:
         return {}
-    found = {
-        "docs": Path(meta["docs_root"]),
-        "model": meta["model"]["spec"],
-        "excludes": tuple(meta.get("excludes", ())),
+    return {
+        "docs": Path(meta.docs_root),
+        "model": meta.model.spec,
+        "excludes": meta.excludes,
+        "max_tokens": meta.chunking.max_tokens,
     }
-    budget = (meta.get("chunking") or {}).get("max_tokens")
-    return {**found, "max_tokens": budget} if isinstance(budget, int) else found
 
 
 def _recorded_docs(index: Location, recorded: Path | None) -> Path:

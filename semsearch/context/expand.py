@@ -102,8 +102,8 @@ def scope_in(index: Index, name: str) -> Scope:
         raise UsageError(f"unknown expansion {name!r} (one of {', '.join(SCOPES)})")
 
     def file_rows(hit: Hit) -> range:
-        record = index.meta["files"].get(hit.source, {})
-        start, end = record.get("rows", (hit.row, hit.row + 1))
+        record = index.meta.files.get(hit.source)
+        start, end = record.rows if record is not None and record.rows is not None else (hit.row, hit.row + 1)
         return range(start, end) if start <= hit.row < end else range(hit.row, hit.row + 1)
 
     def scope(hit: Hit) -> list[tuple[int, Chunk]]:

@@ -24,6 +24,7 @@ from semsearch.gate.decision import Verdict, decide
 from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.sources import docs_relative
 from semsearch.retrieve.index import Index, all_unheld
+from semsearch.store.records import CalibratedRecord
 from semsearch.util.jsonparse import parse_json
 
 MRR_DEPTH = 10
@@ -250,13 +251,13 @@ def evaluate(
     """Ask every question as ``semsearch ask --mode MODE`` would and score the answers;
     ``ks``: also report recall@k (the right passage anywhere in the top k) for these k;
     ``warn`` hears of questions whose ``source`` names no indexed file (a certain miss)."""
-    docs_root = index.meta.get("docs_root")
+    docs_root = index.meta.docs_root
     if docs_root:  # sources given as the shell completes them (docs/faq.md) or absolute
         questions = [
             replace(q, sources=tuple(docs_relative(source, Path(docs_root)) for source in q.sources))
             for q in questions
         ]
-    indexed = set(index.meta.get("files", {}))
+    indexed = set(index.meta.files)
     for question in questions:
         if warn and question.sources and not indexed.intersection(question.sources):
             warn(
@@ -338,11 +339,11 @@ def _metrics(results: list[QuestionResult], k: int, ks: Sequence[int] = ()) -> d
 def write_margin(index: Index, value: float, questions_file: Path, count: int) -> None:
     """Record a calibrated threshold in meta.json, beside the build-time one (which stays). A
     build keeps it while the passages stay mostly the same (see ``build``)."""
-    calibrated = {
-        "value": round(value, 6),
-        "gate": index.meta["min_score"].get("gate"),
-        "method": f"balanced accuracy on {count} labelled questions",
-        "questions_file": str(questions_file),
-        "questions": count,
-    }
-    index.update_meta(lambda meta: {**meta, "calibrated": calibrated})
+    calibrated = CalibratedRecord(
+        value=round(value, 6),
+        gate=index.meta.margin.gate,
+        method=f"balanced accuracy on {count} labelled questions",
+        questions_file=str(questions_file),
+        questions=count,
+    )
+    index.update_meta(lambda meta: meta.with_calibration(calibrated))

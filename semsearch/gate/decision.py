@@ -23,6 +23,7 @@ from semsearch.gate.threshold import (
     nearest_languages,
 )
 from semsearch.ingest.chunking import Chunk
+from semsearch.store.meta import IndexMeta
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def decide(
 class Gate:
     """The gate's inputs as one index's build recorded them, and the per-question baseline."""
 
-    meta: dict
+    meta: IndexMeta
     offtopic: np.ndarray
     """Query vectors of the whole off-topic bank."""
     background: np.ndarray
@@ -68,7 +69,7 @@ class Gate:
     def rule(self) -> Rule | None:
         """The relevance rule the index's cut was derived for (None: a cosine floor, built before
         the relevance rule; see ``threshold``)."""
-        return RULES.get(self.meta["min_score"].get("gate"))
+        return RULES.get(self.meta.margin.gate)
 
     @property
     def legacy(self) -> bool:
@@ -78,10 +79,10 @@ class Gate:
     def margin(self) -> float:
         """The margin in force (the index's gate value; ``threshold`` calls it the cut): the
         calibrated one (``eval --calibrate``) if made for this index's rule, else the build's."""
-        calibrated = self.meta.get("calibrated")
-        if calibrated and calibrated.get("gate") == self.meta["min_score"].get("gate"):
-            return float(calibrated["value"])
-        return float(self.meta["min_score"]["value"])
+        calibrated = self.meta.calibrated
+        if calibrated is not None and calibrated.gate == self.meta.margin.gate:
+            return float(calibrated.value)
+        return float(self.meta.margin.value)
 
     def baseline(
         self, question: str, query_vector: np.ndarray, cosine: np.ndarray, allowed: np.ndarray | None = None
@@ -109,8 +110,8 @@ class Gate:
     @property
     def bank_languages(self) -> list[str] | None:
         """The language of each bank row, as its build recorded them (None before gate 4)."""
-        languages = self.meta.get("offtopic", {}).get("languages")
-        return languages if isinstance(languages, list) and len(languages) == len(self.offtopic) else None
+        languages = list(self.meta.offtopic.languages)
+        return languages if len(languages) == len(self.offtopic) else None
 
     def background_for(self, question: str) -> np.ndarray:
         """The bank questions ``question`` is compared with: the bank's inputs in no language
@@ -120,14 +121,14 @@ class Gate:
         if languages is None or self.keywords is None or not self.keywords.holds_any_word_of(question):
             return self.background
         if self._in_language is None:
-            rows = [r for r in self.meta["offtopic"]["background_rows"] if languages[r] != NO_LANGUAGE]
+            rows = [r for r in self.meta.offtopic.background_rows if languages[r] != NO_LANGUAGE]
             self._in_language = np.asarray(self.offtopic[rows])
         return self._in_language
 
     def language_offset(self, query_vector: np.ndarray) -> float:
         """The offset of the question's language on this corpus (0 when its build measured none;
         see ``threshold.language_offsets``)."""
-        offsets = self.meta["min_score"].get("language_offsets")
+        offsets = self.meta.margin.language_offsets
         languages = self.bank_languages
         if not offsets or languages is None:
             return 0.0

@@ -45,6 +45,7 @@ from semsearch.encode.embedders import Embedder
 from semsearch.encode.keywords import KeywordIndex
 from semsearch.gate.bank import NO_LANGUAGE, offtopic_bank
 from semsearch.ingest.chunking import Chunk
+from semsearch.store.records import MarginRecord
 
 GATE = 4
 """Version of the rule; recorded with the cut (a record without it holds a legacy cosine floor)."""
@@ -103,16 +104,16 @@ class References:
 
 @dataclass
 class Calibration:
-    min_score: float
-    """The cut on relevance (best cosine minus the question's baseline)."""
+    margin: float
+    """The margin: the cut on relevance (best cosine minus the question's baseline)."""
     offtopic: np.ndarray
     """Query vectors of every bank question (k x dim), in bank order."""
     background_rows: list[int]
     """The bank questions kept as the background of the no-answer rule."""
     languages: list[str]
     """The language of each bank question, in bank order (``language_offsets`` are keyed by it)."""
-    record: dict
-    """What meta.json records about how ``min_score`` was obtained."""
+    record: MarginRecord
+    """The margin as meta.json records it, with how it was obtained."""
 
     @property
     def background(self) -> np.ndarray:
@@ -290,24 +291,26 @@ def calibrate_with(references: References, keywords: KeywordIndex | None, chunks
     bank_relevance = bank_relevance - np.array([offsets.get(language, 0.0) for language in kept_languages])
     cut = choose_cut(bank_relevance, title_relevance)
     return Calibration(
-        min_score=cut,
+        margin=cut,
         offtopic=refs.bank_vectors,
         background_rows=[int(i) for i in np.flatnonzero(refs.keep)],
         languages=[language for language, _ in bank],
-        record={
-            "value": round(cut, 6),
-            "gate": GATE,
-            "source": "build",
-            "method": METHOD,
-            "language_offsets": offsets,
-            "titles_language": titles_language,
-            "offtopic_relevance": _summary(bank_relevance),
-            "ontopic_relevance": _summary(title_relevance),
-            "offtopic": _summary(refs.bank_best),
-            "ontopic": _summary(refs.title_best),
-            "background_questions": int(refs.keep.sum()),
-            "bank_dropped_as_on_topic": int((~refs.keep).sum()),
-        },
+        record=MarginRecord(
+            value=round(cut, 6),
+            gate=GATE,
+            source="build",
+            method=METHOD,
+            language_offsets=offsets,
+            titles_language=titles_language,
+            other={
+                "offtopic_relevance": _summary(bank_relevance),
+                "ontopic_relevance": _summary(title_relevance),
+                "offtopic": _summary(refs.bank_best),
+                "ontopic": _summary(refs.title_best),
+                "background_questions": int(refs.keep.sum()),
+                "bank_dropped_as_on_topic": int((~refs.keep).sum()),
+            },
+        ),
     )
 
 

@@ -250,27 +250,7 @@ def _scalar(value: Any) -> Scalar | None:
     return None
 
 
-def current_front_matter(source_text: str, sha256: str, record: dict | None) -> FrontMatter:
-    """A file's front matter: kept from its ``record`` in the previous index when the file is
-    unchanged (``record`` None: that index predates front matter), else read."""
-    if record is not None and record.get("sha256") == sha256:
-        return FrontMatter.recorded(record)
-    return read_front_matter(source_text)
-
-
-def fields_seen(records: dict[str, dict]) -> dict[str, int]:
-    """Each front-matter field and how many files have it, most common first."""
-    counts: dict[str, int] = {}
-    for record in records.values():
-        for name in record.get("front_matter", {}):
-            counts[name] = counts.get(name, 0) + 1
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-
-
-def fields_unread(records: dict[str, dict]) -> list[dict]:
-    """The files whose front matter could not be read: ``{"path", "problem", "line"}`` each."""
-    return [
-        {"path": path, **record["front_matter_problem"]}
-        for path, record in records.items()
-        if record.get("front_matter_problem")
-    ]
+def current_front_matter(source_text: str, kept: FrontMatter | None) -> FrontMatter:
+    """A file's front matter: ``kept``, the one the previous index recorded of this very file
+    (None: the file changed, or that index predates front matter), else read."""
+    return kept if kept is not None else read_front_matter(source_text)

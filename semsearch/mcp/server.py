@@ -42,10 +42,9 @@ from semsearch.errors import (
 )
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.hints import build_command, command_to_build
-from semsearch.ingest.frontmatter import fields_seen, fields_unread
 from semsearch.ingest.sources import docs_relative
 from semsearch.store.passages import file_chunks, in_lines, in_section
-from semsearch.store.records import with_text, without_text
+from semsearch.store.records import fields_seen, fields_unread, with_text, without_text
 from semsearch.util.printable import safe_line
 
 try:
@@ -201,18 +200,18 @@ class Library:
         with self._call() as collection:
             index = collection.index
             meta = index.meta
-            files, empty = with_text(meta.get("files", {})), without_text(meta.get("files", {}))
+            files, empty = with_text(meta.files), without_text(meta.files)
             changed = self._changed_files(collection, fresh=True)
             stale = self._stale(collection)
-        calibrated = meta.get("calibrated")
-        if calibrated:
-            origin = f"calibrated with `semsearch eval --calibrate` ({calibrated.get('method')})"
+        calibrated = meta.calibrated
+        if calibrated is not None:
+            origin = f"calibrated with `semsearch eval --calibrate` ({calibrated.method})"
         else:
             origin = "derived at build time from a bank of off-topic questions"
         origin += f"; a passage must beat the question's baseline: {BASELINE_IN_WORDS}"
         return IndexInfo(
             index=str(self.path),
-            docs_folder=meta["docs_root"],
+            docs_folder=meta.docs_root,
             files=len(files),
             file_names=files[:MAX_LISTED_FILES],
             without_text=empty[:MAX_LISTED_FILES],
@@ -220,11 +219,11 @@ class Library:
             model=index.model,
             margin=round(index.gate.margin, 4),
             margin_origin=origin,
-            built_at=meta.get("built_at"),
-            semsearch_version=meta.get("semsearch_version"),
+            built_at=meta.built_at,
+            semsearch_version=meta.semsearch_version,
             changed_files=changed[:MAX_LISTED_FILES],
-            front_matter_fields=fields_seen(meta["files"]) if index.front_matter_recorded else None,
-            front_matter_unread=fields_unread(meta["files"])[:MAX_LISTED_FILES],
+            front_matter_fields=fields_seen(meta.files) if index.front_matter_recorded else None,
+            front_matter_unread=fields_unread(meta.files)[:MAX_LISTED_FILES],
             stale=stale,
         )
 
@@ -272,7 +271,7 @@ class Library:
         changed = self._changed_files(collection)
         if not changed:
             return None
-        command = command_to_build(collection.index.meta["docs_root"], self.path)
+        command = command_to_build(collection.index.meta.docs_root, self.path)
         return Stale(
             files=changed[:20],
             note=f"{len(changed)} file(s) changed since the index was built: results reflect the "
@@ -313,21 +312,21 @@ def _stamp(path: Path) -> tuple[int, ...] | None:
 def _indexed_name(collection: Collection, source: str) -> str:
     """``source`` as the index names it: an absolute path (``ask --json`` prints ``path``) or
     one relative to the current folder becomes relative to the documents folder."""
-    if source in collection.index.meta.get("files", {}):
+    if source in collection.index.meta.files:
         return source
-    return docs_relative(source, Path(collection.index.meta["docs_root"]))
+    return docs_relative(source, Path(collection.index.meta.docs_root))
 
 
 def _instructions(path: Path) -> str:
     """What the server offers, naming the documents when the index already exists."""
-    from semsearch.store.folder import peek_meta
+    from semsearch.store.meta import peek_meta
 
     meta = peek_meta(path)
     about = ""
     if meta:
-        files = list(meta.get("files", {}))
+        files = list(meta.files)
         shown = ", ".join(files[:15]) + (f" and {len(files) - 15} more" if len(files) > 15 else "")
-        about = f" ({meta.get('docs_root')}: {shown})"
+        about = f" ({meta.docs_root}: {shown})"
     return (
         f"Semantic search over a folder of Markdown documents{about}. Call `search` before "
         "answering questions these documents may cover and cite the file and section you use; "

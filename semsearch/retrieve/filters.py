@@ -16,17 +16,22 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from semsearch.errors import IndexCorruptError, UsageError
-from semsearch.ingest.frontmatter import Scalar, Value, fields_seen
+from semsearch.ingest.frontmatter import Scalar, Value
 from semsearch.ingest.patterns import check_patterns
 from semsearch.ingest.sources import docs_relative
+from semsearch.store.records import FileRecord, fields_seen
+
+if TYPE_CHECKING:
+    from semsearch.store.meta import IndexMeta
 
 _CONDITION = re.compile(r"\s*([^\s<>=!]+)\s*(<=|>=|!=|==|=|<|>)\s*(.*?)\s*", re.S)
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -144,7 +149,7 @@ def conditions(where: Iterable[str | Condition] | str | Condition | None) -> lis
 
 
 def allowed_rows(
-    meta: dict,
+    meta: IndexMeta,
     rows: int,
     paths: Sequence[str] = (),
     where: Sequence[str | Condition] = (),
@@ -155,33 +160,33 @@ def allowed_rows(
     where = conditions(where)
     if not paths and not where:
         return None
-    files: dict[str, dict] = meta["files"]
+    files = meta.files
     chosen = set(files)
     if paths:
-        chosen &= _matching_paths(files, paths, Path(meta["docs_root"]))
+        chosen &= _matching_paths(files, paths, Path(meta.docs_root))
         if not chosen:
             raise UsageError(f"no indexed file matches {_asked(paths, [])}")
     if where:
-        if meta.get("front_matter", {}).get("version") is None:
+        if meta.front_matter_version is None:
             raise IndexCorruptError(
                 f"the index at {index}/ predates front-matter filters: its files carry no "
                 "fields, so none would match a condition"
             )
-        chosen = {s for s in chosen if all(c.matches(files[s].get("front_matter", {})) for c in where)}
+        chosen = {s for s in chosen if all(c.matches(files[s].front_matter.fields) for c in where)}
         if not chosen:
             raise UsageError(_nothing_matches(files, paths, where))
-    if all(files[source].get("chunks") == 0 for source in chosen):
+    if not any(files[source].has_text for source in chosen):
         raise UsageError(_only_without_text(sorted(chosen), paths, where))
-    if any("rows" not in files[source] for source in chosen):
+    if any(files[source].rows is None for source in chosen):
         raise IndexCorruptError(f"the index at {index}/ predates path filters (no row ranges per file)")
-    ranges = np.array([files[source]["rows"] for source in chosen], dtype=np.int64).reshape(-1, 2)
+    ranges = np.array([files[source].rows for source in chosen], dtype=np.int64).reshape(-1, 2)
     edges = np.zeros(rows + 1, dtype=np.int64)  # +1 where a file's rows start, -1 where they end
     np.add.at(edges, ranges[:, 0], 1)
     np.add.at(edges, ranges[:, 1], -1)
     return np.cumsum(edges[:-1]) > 0
 
 
-def _matching_paths(files: dict[str, dict], paths: Sequence[str], root: Path) -> set[str]:
+def _matching_paths(files: Mapping[str, FileRecord], paths: Sequence[str], root: Path) -> set[str]:
     import pathspec
 
     check_patterns(paths, "the path pattern")
@@ -203,7 +208,7 @@ def _only_without_text(chosen: list[str], paths: Sequence[str], where: list[Cond
     return f"{_asked(paths, where)} match only files with no text to search ({listed})"
 
 
-def _nothing_matches(files: dict[str, dict], paths: Sequence[str], where: list[Condition]) -> str:
+def _nothing_matches(files: Mapping[str, FileRecord], paths: Sequence[str], where: list[Condition]) -> str:
     asked = _asked(paths, where)
     seen = fields_seen(files)
     known = ", ".join(f"{name} ({count})" for name, count in seen.items()) or "none"

@@ -24,7 +24,6 @@ from semsearch.gate.bank import bank_sha256
 from semsearch.gate.decision import Gate, Verdict
 from semsearch.gate.threshold import is_answer
 from semsearch.ingest.chunking import Chunk
-from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
 from semsearch.retrieve.answer import Answer, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
@@ -38,6 +37,7 @@ from semsearch.retrieve.search import (
     references,
 )
 from semsearch.store.folder import update_meta
+from semsearch.store.meta import IndexMeta
 from semsearch.store.reader import check_chunks, check_unit_rows
 from semsearch.store.staleness import changed_recorded
 from semsearch.store.stores import Store
@@ -48,7 +48,7 @@ MASKS_KEPT = 8
 @dataclass
 class Index:
     path: Path
-    meta: dict
+    meta: IndexMeta
     chunks: Sequence[Chunk]
     """Read lazily (`ChunkFile`) when loaded from disk."""
     vectors: np.ndarray
@@ -74,21 +74,20 @@ class Index:
     def changed_files(self) -> list[str]:
         """The files the index records that were removed or modified since the build (sizes,
         mtimes), each looked up alone: the docs root is never walked (see ``staleness``)."""
-        recorded = {**self.meta.get("files", {}), **self.meta.get("skipped", {})}
-        return changed_recorded(Path(self.meta["docs_root"]), recorded)
+        return changed_recorded(Path(self.meta.docs_root), self.meta.recorded)
 
     @property
     def offtopic_reusable(self) -> bool:
-        return self.meta["offtopic"].get("bank_sha256") == bank_sha256()
+        return self.meta.offtopic.bank_sha256 == bank_sha256()
 
     @property
     def front_matter_recorded(self) -> bool:
         """Whether its build recorded each file's front matter (``--where`` needs it)."""
-        return self.meta.get("front_matter", {}).get("version") == FRONT_MATTER_VERSION
+        return self.meta.front_matter_recorded
 
     @property
     def model(self) -> str:
-        return self.meta["model"]["spec"]
+        return self.meta.model.spec
 
     def cosines(self, query_vector: np.ndarray) -> np.ndarray:
         return self.vectors @ np.asarray(query_vector, dtype=self.vectors.dtype).reshape(-1)
@@ -102,9 +101,9 @@ class Index:
 
     @property
     def corpus_language(self) -> str | None:
-        return self.meta.get("corpus_language")
+        return self.meta.corpus_language
 
-    def update_meta(self, change: Callable[[dict], dict]) -> None:
+    def update_meta(self, change: Callable[[IndexMeta], IndexMeta]) -> None:
         """Write ``change(meta)`` to disk, under the lock, if the index is still the one read."""
         if self.identity is None:
             raise UsageError("this index was not read from disk")
@@ -214,7 +213,7 @@ class Index:
 
     def _hit(self, rank: int, ranked: Ranked) -> Hit:
         chunk = self.chunks[ranked.row]
-        path = _absolute(self.meta["docs_root"], chunk.source)
+        path = _absolute(self.meta.docs_root, chunk.source)
         return Hit(
             rank=rank,
             score=ranked.score,

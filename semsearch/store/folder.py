@@ -1,5 +1,5 @@
 """The index on disk: which folder may hold one, the build lock, and atomic writes (reading it
-back: ``reader``; its format: ``schema``).
+back: ``reader``; its format: ``schema``; meta.json: ``meta``).
 
 An index is a folder holding only the files in ``INDEX_FILES``. A build writes a fresh folder
 beside the old one and swaps the two with one atomic rename, so an interrupted build never
@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import json
 import os
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -33,7 +31,6 @@ from semsearch.encode.keywords import KeywordIndex
 from semsearch.errors import (
     IndexBusyError,
     IndexChangedError,
-    IndexCorruptError,
     IndexLocationError,
     IndexWriteError,
     ModelError,
@@ -41,42 +38,24 @@ from semsearch.errors import (
 from semsearch.ingest.chunking import Chunk
 from semsearch.store.chunkfile import write_chunks
 from semsearch.store.cleanup import remove_leftovers, remove_ours
-from semsearch.store.reader import bad_rows, identity
-from semsearch.store.schema import (
-    CHUNKS_DIGEST,
-    INDEX_FILES,
-    INDEX_KIND,
-    META_FILE,
-    STAGING_MARKER,
-    check_meta,
+from semsearch.store.meta import (
+    META_TEMP_PREFIX,
+    IndexMeta,
+    discard,
+    fsync_file,
+    marked_as_index,
+    replace_meta,
+    write_meta,
 )
-from semsearch.util.jsonparse import parse_json
-from semsearch.util.regular import lock_file_held, open_regular, read_text
+from semsearch.store.reader import bad_rows, identity
+from semsearch.store.schema import INDEX_FILES, META_FILE, STAGING_MARKER
+from semsearch.util.regular import lock_file_held, open_regular
 
-_META_TEMP_PREFIX = ".meta-"
 # Where an index may be written
 
 
 def _is_index_file(name: str) -> bool:
-    return name in INDEX_FILES or name == STAGING_MARKER or name.startswith(_META_TEMP_PREFIX)
-
-
-def _read_meta_object(folder: Path) -> dict | None:
-    try:
-        meta = parse_json(read_text(folder / META_FILE))
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) else None
-
-
-def _marked_as_index(folder: Path) -> bool:
-    """Whether ``folder``'s meta.json has semsearch's format marker (``kind``, or for indexes
-    written before it existed, an integer ``format`` with ``semsearch_version`` and ``model``)."""
-    meta = _read_meta_object(folder)
-    if meta is None:
-        return False
-    legacy = type(meta.get("format")) is int and "semsearch_version" in meta and "model" in meta
-    return meta.get("kind") == INDEX_KIND or legacy
+    return name in INDEX_FILES or name == STAGING_MARKER or name.startswith(META_TEMP_PREFIX)
 
 
 def _foreign_entries(folder: Path) -> list[str] | None:
@@ -95,13 +74,13 @@ def _foreign_entries(folder: Path) -> list[str] | None:
 def is_semsearch_index(folder: Path) -> bool:
     """Whether ``folder`` is provably an index written by semsearch: its meta.json has the
     format marker, and it holds nothing but index files."""
-    return _marked_as_index(folder) and _foreign_entries(folder) == []
+    return marked_as_index(folder) and _foreign_entries(folder) == []
 
 
 def _refusal(index_dir: Path) -> IndexLocationError:
     """Why the non-empty folder ``index_dir``, not provably an index, is not replaced."""
     foreign = _foreign_entries(index_dir)
-    if foreign and _marked_as_index(index_dir):  # an index, with files of the user's added
+    if foreign and marked_as_index(index_dir):  # an index, with files of the user's added
         shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
         return IndexLocationError(
             f"{index_dir} holds files semsearch did not create ({shown}); refusing to replace it: "
@@ -176,7 +155,7 @@ def _open_lock(path: Path) -> tuple[int, bool]:
         if os.write(fd, LOCK_MARK) != len(LOCK_MARK):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     except BaseException:
-        _discard(path)
+        discard(path)
         os.close(fd)
         raise
     return fd, True
@@ -246,22 +225,11 @@ def _new_staging(index_dir: Path) -> Path:
     return staging
 
 
-def _fsync(path: Path) -> None:
-    with open(path, "rb") as handle:
-        os.fsync(handle.fileno())
-
-
-def _write_json(path: Path, data: Any) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, ensure_ascii=False, indent=1)
-        handle.write("\n")
-
-
 def write_index(
     index_dir: Path,
     vectors: np.ndarray,
     chunks: list[Chunk],
-    meta: dict,
+    meta: IndexMeta,
     offtopic: np.ndarray,
     keywords: KeywordIndex,
 ) -> None:
@@ -281,9 +249,9 @@ def write_index(
         np.save(staging / "offtopic.npy", np.ascontiguousarray(offtopic, dtype=np.float32))
         digest = write_chunks(staging, chunks)
         keywords.save(staging)
-        _write_json(staging / META_FILE, {"kind": INDEX_KIND, **meta, CHUNKS_DIGEST: digest})
+        write_meta(staging / META_FILE, meta.written(digest))
         for name in INDEX_FILES:
-            _fsync(staging / name)
+            fsync_file(staging / name)
         staging = _swap_in(staging, index_dir)
     except OSError as exc:
         raise IndexWriteError(f"cannot write the index to {index_dir}: {exc.strerror or exc}") from exc
@@ -337,32 +305,9 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def replace_meta(folder: Path, meta: dict) -> None:
-    """Replace ``folder``'s meta.json atomically (a reader sees the old or the new one). The
-    caller holds the lock."""
-    staging = folder / f"{_META_TEMP_PREFIX}{secrets.token_hex(4)}.json"
-    try:
-        _write_json(staging, meta)
-        _fsync(staging)
-        os.replace(staging, folder / META_FILE)
-    except OSError as exc:
-        _discard(staging)
-        raise IndexWriteError(f"cannot write {folder / META_FILE}: {exc.strerror or exc}") from exc
-    except BaseException:
-        _discard(staging)
-        raise
-
-
-def _discard(path: Path) -> None:
-    """Remove a file a failed write may have left. On a read-only file system removing even a
-    missing file fails (EROFS): that must not hide the write's own error."""
-    with suppress(OSError):
-        path.unlink(missing_ok=True)
-
-
 def update_meta(
-    folder: Path, read_as: tuple[int, int, str], meta: dict, change: Callable[[dict], dict]
-) -> dict:
+    folder: Path, read_as: tuple[int, int, str], meta: IndexMeta, change: Callable[[IndexMeta], IndexMeta]
+) -> IndexMeta:
     """Write ``change(meta)`` into the index at ``folder``, under its lock, and only if that index
     is still the one that was read (``read_as``: its identity then; a build may have replaced it)."""
     with index_lock(folder):
@@ -374,11 +319,3 @@ def update_meta(
         meta = change(meta)
         replace_meta(folder, meta)
     return meta
-
-
-def peek_meta(folder: Path) -> dict | None:
-    """The checked meta.json of the index at ``folder``, or None when there is none readable."""
-    try:
-        return check_meta(_read_meta_object(folder), "")
-    except IndexCorruptError:
-        return None

@@ -39,16 +39,16 @@ Parsed = tuple[ParsedDocument, Hidden]
 
 def file_chunks(index: Index, source: str) -> Iterator[Chunk]:
     """The chunks of ``source`` in document order, read one by one (a file may have thousands)."""
-    files = index.meta.get("files", {})
+    files = index.meta.files
     record = files.get(source)
     if record is None:
         close = difflib.get_close_matches(source, list(files), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else "; index_info lists the files"
         raise UsageError(f"no indexed file {source!r}{hint}")
-    if record.get("chunks") == 0:
+    if not record.has_text:
         raise UsageError(f"{source} has no indexed text")
-    if "rows" in record:
-        start, end = record["rows"]
+    if record.rows is not None:
+        start, end = record.rows
         return (index.chunks[row] for row in range(start, end))
     return (chunk for chunk in index.chunks if chunk.source == source)  # an index older than rows
 
@@ -149,9 +149,10 @@ class _IndexedFile:
     one indexed any more (another sha256, or gone)."""
 
     def __init__(self, index: Index, source: str):
-        self.docs = Path(index.meta["docs_root"])
+        self.docs = Path(index.meta.docs_root)
         self.source = source
-        self.sha256 = index.meta.get("files", {}).get(source, {}).get("sha256")
+        record = index.meta.files.get(source)
+        self.sha256 = record.sha256 if record is not None else None
         self._parsed: Parsed | None = None
         self._read = False
 

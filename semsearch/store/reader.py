@@ -13,9 +13,9 @@ import numpy as np
 from semsearch.encode.keywords import KeywordIndex
 from semsearch.errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
 from semsearch.store.chunkfile import CHUNKS_FILE, ChunkFile
-from semsearch.store.schema import CHUNKS_DIGEST, META_FILE, check_meta
-from semsearch.util.jsonparse import parse_json
-from semsearch.util.regular import load_array, read_regular, read_text
+from semsearch.store.meta import IndexMeta, read_meta_json
+from semsearch.store.schema import META_FILE
+from semsearch.util.regular import load_array, read_regular
 
 READ_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError, IndexError, UnicodeDecodeError)
 """What reading a damaged file can raise (numpy, json, our own checks)."""
@@ -26,7 +26,7 @@ class StoredIndex:
     """Everything read from an index folder, checked for consistency."""
 
     path: Path
-    meta: dict
+    meta: IndexMeta
     chunks: ChunkFile
     vectors: np.ndarray
     offtopic: np.ndarray
@@ -78,32 +78,32 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None, keywords: bool
         raise IndexMissingError(f"no index at {index_dir}/ (the folder holds no meta.json)")
     problem = f"index at {index_dir}/"
     try:
-        meta = parse_json(read_text(index_dir / META_FILE))
+        obj = read_meta_json(index_dir)
     except READ_ERRORS as exc:
         raise MetaUnreadableError(f"{problem} has unreadable metadata ({exc})") from exc
     if identity is None:  # replaced between the two reads: read_index starts over
         raise IndexCorruptError(f"{problem} changed while being read")
-    meta = check_meta(meta, problem)
+    meta = IndexMeta.from_json(obj, problem)
     try:
         chunks = ChunkFile.open(index_dir)
     except FileNotFoundError as exc:
         raise IndexCorruptError(f"{problem} is incomplete ({Path(exc.filename).name} missing)") from exc
     except READ_ERRORS as exc:
         raise IndexCorruptError(f"{problem} has unreadable chunks ({exc})") from exc
-    dim = meta["model"]["dim"]
+    dim = meta.model.dim
     vectors = _load_matrix(index_dir / "vectors.npy", dim)
     offtopic = _load_matrix(index_dir / "offtopic.npy", dim)
-    rows = meta["offtopic"]["background_rows"]
+    rows = list(meta.offtopic.background_rows)
     if not all(0 <= r < len(offtopic) for r in rows):
         raise IndexCorruptError(f"{problem} has inconsistent off-topic rows")
     check_vectors(offtopic, index_dir, "offtopic.npy")
-    if vectors.shape[0] != len(chunks) or meta["chunks"] != len(chunks):
+    if vectors.shape[0] != len(chunks) or meta.chunks != len(chunks):
         raise IndexCorruptError(
-            f"{problem}: {vectors.shape[0]} vectors for {len(chunks)} chunks (meta says {meta['chunks']})"
+            f"{problem}: {vectors.shape[0]} vectors for {len(chunks)} chunks (meta says {meta.chunks})"
         )
     check_vectors(vectors, index_dir, "vectors.npy")
-    for source, record in meta["files"].items():
-        start, end = record.get("rows", (0, 0))
+    for source, record in meta.files.items():
+        start, end = record.rows or (0, 0)
         if not 0 <= start <= end <= len(chunks):
             raise IndexCorruptError(f"{problem}: rows of {source!r} out of range")
     return StoredIndex(
@@ -118,11 +118,13 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None, keywords: bool
     )
 
 
-def _load_keywords(index_dir: Path, meta: dict, rows: int, problem: str) -> KeywordIndex | None:
-    if "keywords" not in meta:
+def _load_keywords(index_dir: Path, meta: IndexMeta, rows: int, problem: str) -> KeywordIndex | None:
+    if meta.keywords is None:
         return None  # built before keyword search existed
+    if not meta.keywords.holds("language"):
+        raise IndexCorruptError(f"{problem} has an unreadable keyword index ('language')")
     try:
-        return KeywordIndex.load(index_dir, rows, meta["keywords"]["language"])
+        return KeywordIndex.load(index_dir, rows, meta.keywords.language)
     except READ_ERRORS as exc:
         raise IndexCorruptError(f"{problem} has an unreadable keyword index ({exc})") from exc
 
@@ -180,11 +182,11 @@ def check_unit_rows(matrix: np.ndarray, rows: np.ndarray, where: Path) -> None:
         raise IndexCorruptError(f"index at {where}/ has damaged vectors (rows that are not unit length)")
 
 
-def check_chunks(chunks: ChunkFile, meta: dict, where: Path) -> None:
+def check_chunks(chunks: ChunkFile, meta: IndexMeta, where: Path) -> None:
     """Raise IndexCorruptError unless ``chunks`` are the ones the build wrote: the file matches
     the sha256 meta.json records, or, in an index written before that digest, every chunk parses.
     Done before a build reuses them (`ask` reads only the chunks it shows, unchecked)."""
-    recorded = meta.get(CHUNKS_DIGEST)
+    recorded = meta.chunks_digest
     try:
         if recorded is None:
             chunks.load()

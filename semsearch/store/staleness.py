@@ -15,14 +15,15 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from semsearch.store.records import FileRecord, SkippedRecord
 from semsearch.util.printable import unreadable
 
 
-def changed_recorded(docs_root: Path, recorded: Mapping[str, dict]) -> list[str]:
+def changed_recorded(docs_root: Path, recorded: Mapping[str, FileRecord | SkippedRecord]) -> list[str]:
     """The recorded files removed, modified (size or mtime) or no longer reachable inside
     ``docs_root`` since the build, sorted; entries without a size (symlinks not followed at
     build time) are not files to compare."""
-    compared = {path: entry for path, entry in recorded.items() if entry.get("size") is not None}
+    compared = {path: entry for path, entry in recorded.items() if entry.size is not None}
     try:
         root = Path(os.path.realpath(docs_root))
         if not stat.S_ISDIR(os.stat(root).st_mode):
@@ -35,7 +36,7 @@ def changed_recorded(docs_root: Path, recorded: Mapping[str, dict]) -> list[str]
         info = _stat_inside(root, relative, folders)
         if info is None and (real := unreadable(relative)) != relative:
             info = _stat_inside(root, real, folders)
-        if info is None or (entry.get("size"), entry.get("mtime_ns")) != (info.st_size, info.st_mtime_ns):
+        if info is None or (entry.size, entry.mtime_ns) != (info.st_size, info.st_mtime_ns):
             changed.append(relative)
     return sorted(changed)
 

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from semsearch.store import folder, reader
+from semsearch.store import meta as meta_file
 from semsearch.store.built import Built
 from semsearch.store.location import Location, QdrantLocation, parse_location
+from semsearch.store.meta import IndexMeta
 from semsearch.store.reader import StoredIndex
 from semsearch.store.schema import META_FILE
 
@@ -31,7 +33,7 @@ class Store(Protocol):
     def exists(self) -> bool:
         """Whether something that may be an index is there (read it to know)."""
 
-    def peek_meta(self) -> dict | None:
+    def peek_meta(self) -> IndexMeta | None:
         """The index's checked record, None when there is none readable."""
 
     def read(self, keywords: bool = True) -> StoredIndex:
@@ -48,10 +50,12 @@ class Store(Protocol):
         (``incremental``: the previous index had this model and chunking; a store may keep what
         did not change). The caller holds the lock."""
 
-    def replace_meta(self, meta: dict) -> None:
+    def replace_meta(self, meta: IndexMeta) -> None:
         """Replace the record alone (the lock is held)."""
 
-    def update_meta(self, read_as: tuple[int, int, str], meta: dict, change: Callable[[dict], dict]) -> dict:
+    def update_meta(
+        self, read_as: tuple[int, int, str], meta: IndexMeta, change: Callable[[IndexMeta], IndexMeta]
+    ) -> IndexMeta:
         """Write ``change(meta)`` under the lock if the index is still the one read as ``read_as``."""
 
     def journal_folder(self) -> Path:
@@ -70,8 +74,8 @@ class FolderStore:
     def exists(self) -> bool:
         return (self.location / META_FILE).exists()
 
-    def peek_meta(self) -> dict | None:
-        return folder.peek_meta(self.location)
+    def peek_meta(self) -> IndexMeta | None:
+        return meta_file.peek_meta(self.location)
 
     def read(self, keywords: bool = True) -> StoredIndex:
         return reader.read_index(self.location, keywords=keywords)
@@ -85,10 +89,12 @@ class FolderStore:
     def write(self, built: Built, incremental: bool = False) -> None:
         folder.write_index(self.location, *built)
 
-    def replace_meta(self, meta: dict) -> None:
-        folder.replace_meta(self.location, meta)
+    def replace_meta(self, meta: IndexMeta) -> None:
+        meta_file.replace_meta(self.location, meta)
 
-    def update_meta(self, read_as: tuple[int, int, str], meta: dict, change: Callable[[dict], dict]) -> dict:
+    def update_meta(
+        self, read_as: tuple[int, int, str], meta: IndexMeta, change: Callable[[IndexMeta], IndexMeta]
+    ) -> IndexMeta:
         return folder.update_meta(self.location, read_as, meta, change)
 
     def journal_folder(self) -> Path:

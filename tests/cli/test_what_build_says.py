@@ -146,7 +146,7 @@ def test_the_library_refuses_it_too_and_caps_the_default(tmp_path, fake_embedder
         build_index(docs, tmp_path / "index", embedder=fake_embedder, max_tokens=257)
     assert fake_embedder.passages_embedded == 0
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
-    assert load_index(tmp_path / "index").meta["chunking"]["max_tokens"] == 256
+    assert load_index(tmp_path / "index").meta.chunking.max_tokens == 256
 
 
 def test_a_dry_run_of_an_up_to_date_index_says_it_is_a_dry_run(folder):

@@ -11,8 +11,8 @@ from semsearch.cli.render.output import _say, console, counted, files_counted, n
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Step
+    from semsearch.build.files import FileOutcome
     from semsearch.build.report import BuildReport
-    from semsearch.store.records import FileOutcome
 
 
 def _changes(report: BuildReport) -> str:

@@ -7,30 +7,30 @@ from typing import TYPE_CHECKING
 
 from semsearch.cli.render.output import _say, counted, files_counted
 from semsearch.gate.threshold import BASELINE_IN_WORDS
-from semsearch.ingest.frontmatter import fields_seen, fields_unread
-from semsearch.store.records import with_text, without_text
+from semsearch.store.records import fields_seen, fields_unread, with_text, without_text
 
 if TYPE_CHECKING:
     from semsearch.retrieve.index import Index
+    from semsearch.store.meta import IndexMeta
 
 
 def info_json(index: Index) -> dict:
     meta = index.meta
-    files = meta.get("files", {})
+    files = meta.files
     return {
         "index": str(index.path),
-        "docs_root": meta.get("docs_root"),
-        "model": meta["model"],
-        "chunking": meta.get("chunking"),
+        "docs_root": meta.docs_root,
+        "model": meta.model.to_json(),
+        "chunking": meta.chunking.to_json(),
         "chunk_budget": chunk_budget(meta),
         "files": len(with_text(files)),
         "chunks": len(index.chunks),
         "gate": gate_json(index),
-        "build_gate": meta["min_score"],
-        "built_at": meta.get("built_at"),
-        "semsearch_version": meta.get("semsearch_version"),
-        "excludes": meta.get("excludes", []),
-        "skipped": [{"path": path, "reason": s["reason"]} for path, s in meta.get("skipped", {}).items()],
+        "build_gate": meta.margin.to_json(),
+        "built_at": meta.built_at,
+        "semsearch_version": meta.semsearch_version,
+        "excludes": list(meta.excludes),
+        "skipped": [{"path": path, "reason": s.reason} for path, s in meta.skipped.items()],
         "without_text": without_text(files),
         "front_matter": fields_seen(files) if index.front_matter_recorded else None,
         "front_matter_unread": fields_unread(files),
@@ -38,12 +38,11 @@ def info_json(index: Index) -> dict:
     }
 
 
-def chunk_budget(meta: dict) -> int:
+def chunk_budget(meta: IndexMeta) -> int:
     """The budget chunks were cut to: the one recorded, or the model's input limit when that is
     less (an index built before a larger ``--max-tokens`` was refused)."""
-    budget = meta["chunking"]["max_tokens"]
-    limit = meta["model"].get("max_input_tokens")
-    return min(budget, limit) if isinstance(limit, int) else budget
+    budget, limit = meta.chunking.max_tokens, meta.model.max_input_tokens
+    return min(budget, limit) if limit is not None else budget
 
 
 def _budget_words(data: dict) -> str:
@@ -55,13 +54,13 @@ def _budget_words(data: dict) -> str:
 
 def gate_json(index: Index) -> dict:
     """The no-answer gate in force: what its number is, and where it comes from."""
-    calibrated = index.meta.get("calibrated")
-    in_force = calibrated if calibrated and index.gate.margin == calibrated.get("value") else None
+    calibrated = index.meta.calibrated
+    in_force = calibrated if calibrated is not None and index.gate.margin == calibrated.value else None
     return {
         "rule": gate_rule(index.gate.legacy),
         "value": round(index.gate.margin, 6),
         "origin": "calibrate" if in_force else "build",
-        "calibrated_on": in_force.get("questions") if in_force else None,
+        "calibrated_on": in_force.questions if in_force else None,
     }
 
 

@@ -358,11 +358,11 @@ def question_cut(asked: str, searched: str, limit: int) -> None:
 
 
 def stale_warning(changed: list[str], index: Index) -> None:
-    docs_root = index.meta["docs_root"]
+    docs_root = index.meta.docs_root
     if not os.path.isdir(docs_root):
         warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
         return
-    recorded = index.meta.get("files", {})
+    recorded = index.meta.files
     if (
         changed
         and set(changed) == set(recorded)
@@ -377,7 +377,7 @@ def stale_warning(changed: list[str], index: Index) -> None:
         from semsearch.hints import command_to_build
 
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more" if len(changed) > 3 else "")
-        command = command_to_build(index.meta["docs_root"], index.path)
+        command = command_to_build(index.meta.docs_root, index.path)
         warning(f"{len(changed):,} file(s) changed since the index was built ({shown}); run `{command}`")
 
 
@@ -385,11 +385,11 @@ def search_details(index: Index, paths: Sequence[str], where: Sequence[object], 
     """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
     from semsearch.store.records import with_text
 
-    files, chunks = len(with_text(index.meta["files"])), len(index.chunks)
+    files, chunks = len(with_text(index.meta.files)), len(index.chunks)
     note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
     if paths or where:
         allowed = index.allowed_rows(paths, where)
-        searched = sum(bool(allowed[slice(*r["rows"])].any()) for r in index.meta["files"].values())
+        searched = sum(bool(allowed[slice(*r.rows)].any()) for r in index.meta.files.values())
         shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
         rows = int(allowed.sum())
         note(f"searched: {searched:,} of {files:,} files, {rows:,} of {chunks:,} chunks ({shown})")

@@ -12,6 +12,7 @@ import numpy as np
 from semsearch.errors import IndexCorruptError
 from semsearch.ingest.chunking import Chunk
 from semsearch.store.chunkfile import _chunk_from
+from semsearch.store.meta import IndexMeta
 from semsearch.store.qdrant.layout import (
     BLOB,
     CHUNK,
@@ -67,7 +68,7 @@ def record(client: Any, collection: str) -> dict | None:
 
 
 def read_points(
-    client: Any, collection: str, meta: dict, page: int, where: str
+    client: Any, collection: str, meta: IndexMeta, page: int, where: str
 ) -> tuple[np.ndarray, StoredChunks] | None:
     """The vectors and chunks of the files ``meta`` records, in row order; None when a point is
     missing (a build removed it since the record was read, or damage: the caller reads again).

@@ -33,6 +33,7 @@ from semsearch.ingest.chunking import Chunk
 from semsearch.store.built import Built
 from semsearch.store.folder import _check_vectors
 from semsearch.store.location import QdrantLocation
+from semsearch.store.meta import IndexMeta
 from semsearch.store.qdrant import points, record
 from semsearch.store.qdrant.client import connected, durable, fast_commits
 from semsearch.store.qdrant.layout import (
@@ -85,10 +86,10 @@ class QdrantStore:
             )
         return collection, payload
 
-    def _meta(self, payload: dict) -> dict:
+    def _meta(self, payload: dict) -> IndexMeta:
         return record.meta_of(payload.get("meta"), self.where)
 
-    def peek_meta(self) -> dict | None:
+    def peek_meta(self) -> IndexMeta | None:
         try:
             with self._client() as client:
                 return self._meta(self._ours(client)[1])
@@ -115,7 +116,7 @@ class QdrantStore:
         raise IndexCorruptError(f"{self.where} kept changing while being read; try again")
 
     def _stored(
-        self, meta: dict, payload: dict, found: tuple, blobs: dict[str, bytes], keywords: bool
+        self, meta: IndexMeta, payload: dict, found: tuple, blobs: dict[str, bytes], keywords: bool
     ) -> StoredIndex:
         vectors, chunks = found
         check_vectors(vectors, self.location, "its vectors")
@@ -244,13 +245,15 @@ class QdrantStore:
         if current is not None:
             client.delete_collection(current)
 
-    def replace_meta(self, meta: dict) -> None:
+    def replace_meta(self, meta: IndexMeta) -> None:
         with self._client() as client:
             collection, payload = self._ours(client)
             payload = {**payload, "meta": record.meta_text(meta)}
             points.upsert(client, collection, [points.record_point(payload)])
 
-    def update_meta(self, read_as: tuple[int, int, str], meta: dict, change: Callable[[dict], dict]) -> dict:
+    def update_meta(
+        self, read_as: tuple[int, int, str], meta: IndexMeta, change: Callable[[IndexMeta], IndexMeta]
+    ) -> IndexMeta:
         with self.lock():
             with self._client() as client:
                 payload = self._ours(client)[1]

@@ -40,8 +40,8 @@ def assert_same_index(left, right):
     np.testing.assert_allclose(a.vectors, b.vectors, atol=1e-5)
     assert a.gate.margin == pytest.approx(b.gate.margin, abs=1e-5)
     np.testing.assert_allclose(a.background, b.background, atol=1e-5)
-    assert {k: (v["sha256"], v["rows"]) for k, v in a.meta["files"].items()} == {
-        k: (v["sha256"], v["rows"]) for k, v in b.meta["files"].items()
+    assert {k: (v.sha256, v.rows) for k, v in a.meta.files.items()} == {
+        k: (v.sha256, v.rows) for k, v in b.meta.files.items()
     }
     # The keyword index follows every change too.
     assert (a.path / "keywords.vocab.txt").read_bytes() == (b.path / "keywords.vocab.txt").read_bytes()
@@ -82,9 +82,7 @@ def test_unchanged_rebuild_embeds_nothing_and_loads_no_model(docs, tmp_path, mon
     assert report.up_to_date and report.embedded == 0
     assert (report.changes.unchanged, report.files) == (3, 3)
     assert (tmp_path / "index" / "vectors.npy").read_bytes() == before
-    assert (
-        load_index(tmp_path / "index").meta["files"]["b.md"]["mtime_ns"] == (docs / "b.md").stat().st_mtime_ns
-    )
+    assert load_index(tmp_path / "index").meta.files["b.md"].mtime_ns == (docs / "b.md").stat().st_mtime_ns
 
 
 def test_incremental_with_fake_embedder_reuses_vectors(docs, tmp_path, fake_embedder):
@@ -126,7 +124,7 @@ def test_a_keyword_index_made_by_an_older_tokenizer_is_rebuilt_without_embedding
     report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
     assert not report.up_to_date and report.embedded == 0 and report.full_reason is None
     assert fake_embedder.passages_embedded == embedded_before
-    assert load_index(tmp_path / "index").meta["keywords"] == current
+    assert load_index(tmp_path / "index").meta.keywords.to_json() == current
     assert build_index(docs, tmp_path / "index", embedder=fake_embedder).up_to_date
 
 
@@ -232,7 +230,7 @@ def test_a_reader_never_mixes_two_indexes(docs, tmp_path, fake_embedder, monkeyp
     index = load_index(target)
     assert len(calls) == 2
     assert "e.md" in {c.source for c in index.chunks}
-    assert index.vectors.shape[0] == len(index.chunks) == index.meta["chunks"]
+    assert index.vectors.shape[0] == len(index.chunks) == index.meta.chunks
 
 
 def test_other_markup_rules_force_a_full_rebuild(docs, tmp_path, fake_embedder, monkeypatch):

@@ -45,7 +45,7 @@ def test_build_writes_a_consistent_index(docs, tmp_path, fake_embedder):
     np.testing.assert_allclose(
         index.vectors, fake_embedder.embed_passages([embedding_text(c) for c in index.chunks]), rtol=1e-6
     )
-    meta = index.meta
+    meta = index.meta.to_json()
     assert meta["model"]["spec"] == "fake:hashing"
     assert meta["chunking"] == {
         "max_tokens": 64,
@@ -128,12 +128,12 @@ def test_calibration_drops_bank_questions_the_corpus_answers(fake_embedder, monk
     vectors = fake_embedder.embed_passages([embedding_text(c) for c in chunks])
     calibration = calibrate(fake_embedder, vectors, chunks)
     kept = calibration.background
-    assert calibration.record["bank_dropped_as_on_topic"] >= 5
+    assert calibration.record.other["bank_dropped_as_on_topic"] >= 5
     pierogi = fake_embedder.embed_queries(["przepis na pierogi 3"])[0]
     weather = fake_embedder.embed_queries(["pogoda jutro 3"])[0]
     assert background_floor(pierogi, kept) < float((vectors @ pierogi).max())  # still answerable
     assert background_floor(weather, kept) == pytest.approx(1.0)  # the weather question is in the bank
-    assert json.dumps(calibration.record)  # JSON-serializable for meta.json
+    assert json.dumps(calibration.record.to_json())  # JSON-serializable for meta.json
 
 
 def test_background_floor_without_a_bank():

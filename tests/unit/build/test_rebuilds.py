@@ -200,7 +200,7 @@ def test_a_damaged_keyword_index_is_rebuilt_without_embedding(docs_real, tmp_pat
 def test_damaged_keywords_with_damaged_vectors_or_chunks_reuse_nothing(docs, tmp_path):
     index = tmp_path / "index"
     meta = load_index(index).meta
-    spec, settings = meta["model"]["spec"], meta["chunking"]
+    spec, settings = meta.model.spec, meta.chunking
     (index / "keywords.vocab.txt").write_text("zz\n")
     vectors = np.load(index / "vectors.npy")
     np.save(index / "vectors.npy", vectors * 2)  # not unit length: found when read, before the keywords

@@ -16,7 +16,8 @@ from semsearch.evaluation.quality import Question, evaluate, is_hit, load_questi
 from semsearch.ingest.chunking import Chunk
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import load_index
-from tests.helpers import DATA
+from semsearch.store.records import MarginRecord, ModelRecord
+from tests.helpers import DATA, meta_record
 
 
 def chunk(i: int, source: str, text: str) -> Chunk:
@@ -66,7 +67,7 @@ def tiny(tmp_path):
         chunk(2, "c.md", "gamma answer"),
     ]
     vectors = np.eye(3, dtype=np.float32)
-    meta = {"min_score": {"value": 0.5}, "model": {"spec": "fake:table", "dim": 3}}
+    meta = meta_record(margin=MarginRecord(0.5), model=ModelRecord("fake:table", 3), chunks=3)
     no_bank = np.zeros((0, 3), np.float32)
     index = Index(
         path=tmp_path,

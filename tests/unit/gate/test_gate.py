@@ -120,12 +120,12 @@ def test_calibration_records_the_cut_and_keeps_every_language_as_background(fake
     chunks = pierogi_chunks()
     vectors = fake_embedder.embed_passages([embedding_text(c) for c in chunks])
     calibration = calibrate(fake_embedder, vectors, chunks)
-    assert calibration.record["gate"] == GATE
-    assert calibration.record["value"] == pytest.approx(calibration.min_score, abs=1e-6)
+    assert calibration.record.gate == GATE
+    assert calibration.record.value == pytest.approx(calibration.margin, abs=1e-6)
     assert {bank[i][0] for i in calibration.background_rows} == {"pl", "en"}
     assert calibration.languages == [language for language, _ in bank]
-    assert set(calibration.record["language_offsets"]) <= {"pl", "en"}
-    assert json.dumps(calibration.record)
+    assert set(calibration.record.language_offsets) <= {"pl", "en"}
+    assert json.dumps(calibration.record.to_json())
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -173,7 +173,7 @@ def test_the_gate_on_the_sample_docs(sample_index, question, answered):
     from semsearch.retrieve.opening import embedder_for
 
     index = load_index(sample_index)
-    assert index.meta["min_score"]["gate"] == GATE
+    assert index.meta.margin.gate == GATE
     vector = embedder_for(index).embed_queries([question])[0]
     result = index.search(question, vector, k=3)
     assert bool(result.hits) == answered, (result.threshold, [h.score for h in result.hits])
@@ -186,12 +186,12 @@ def test_a_question_in_another_language_than_the_docs_gets_its_loss_back(sample_
     from semsearch.retrieve.opening import embedder_for
 
     index = load_index(sample_index)
-    assert len(index.meta["offtopic"]["languages"]) == len(index.offtopic)
-    assert index.meta["min_score"]["titles_language"] == "pl"
+    assert len(index.meta.offtopic.languages) == len(index.offtopic)
+    assert index.meta.margin.titles_language == "pl"
     german, polish = embedder_for(index).embed_queries(
         ["Wie viele Tage habe ich, um eine Bestellung zurückzugeben?", "Ile mam dni na zwrot towaru?"]
     )
-    offsets = index.meta["min_score"]["language_offsets"]
+    offsets = index.meta.margin.language_offsets
     assert index.gate.language_offset(german) == pytest.approx(offsets["de"])
     assert index.gate.language_offset(polish) == pytest.approx(offsets["pl"])
     assert offsets["pl"] - offsets["de"] > 0.01
@@ -252,9 +252,9 @@ def test_word_evidence_comes_from_the_files_searched(sample_index):
 @pytest.mark.slow
 def test_inputs_in_no_language_are_background_only_for_words_the_documents_never_use(sample_index):
     index = load_index(sample_index)
-    languages = index.meta["offtopic"]["languages"]
-    mash = [r for r in index.meta["offtopic"]["background_rows"] if languages[r] == "-"]
+    languages = index.meta.offtopic.languages
+    mash = [r for r in index.meta.offtopic.background_rows if languages[r] == "-"]
     assert len(mash) >= 20  # the bank's keyboard mash and test words are kept on these docs
     assert len(index.gate.background_for("asdfghjkl")) == len(index.background)
     assert len(index.gate.background_for("hasło")) == len(index.background) - len(mash)
-    assert "-" not in index.meta["min_score"]["language_offsets"]
+    assert "-" not in index.meta.margin.language_offsets

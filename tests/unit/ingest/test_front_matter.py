@@ -148,7 +148,7 @@ def test_a_build_stores_the_fields_and_warns_with_the_file_and_line(docs, tmp_pa
         "the file is indexed without its fields"
     ]
     index = load_index(tmp_path / "index")
-    files = index.meta["files"]
+    files = index.meta.to_json()["files"]
     assert files["umowa.md"]["front_matter"] == {
         "type": "umowa",
         "year": 2024,
@@ -169,7 +169,7 @@ def test_an_edited_front_matter_is_read_again(docs, tmp_path, fake_embedder):
     write(docs / "broken.md", BROKEN.replace("[2023", "[2023]"))
     report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
     assert report.changes.changed == 1 and not any("front matter" in w for w in report.warnings)
-    assert load_index(tmp_path / "index").meta["files"]["broken.md"]["front_matter"]["year"] == [2023]
+    assert load_index(tmp_path / "index").meta.files["broken.md"].front_matter.fields["year"] == [2023]
 
 
 def test_an_index_from_before_front_matter_gains_it_on_a_rebuild_that_embeds_nothing(
@@ -198,7 +198,7 @@ def test_an_index_from_before_front_matter_gains_it_on_a_rebuild_that_embeds_not
     rebuilt = load_index(index_dir)
     assert (
         rebuilt.front_matter_recorded
-        and rebuilt.meta["files"]["regulamin.md"]["front_matter"]["year"] == 2022
+        and rebuilt.meta.files["regulamin.md"].front_matter.fields["year"] == 2022
     )
     mask = rebuilt.allowed_rows((), ["type=umowa"])
     assert {rebuilt.chunks[row].source for row in np.flatnonzero(mask)} == {"umowa.md"}

@@ -36,7 +36,7 @@ def indexed_text(index_dir: Path) -> str:
     """Everything the index keeps of the files: chunk texts, headings and meta.json."""
     index = load_index(index_dir)
     texts = [chunk.text + " ".join(chunk.headings) for chunk in index.chunks]
-    return "\n".join(texts) + json.dumps(index.meta, ensure_ascii=False)
+    return "\n".join(texts) + json.dumps(index.meta.to_json(), ensure_ascii=False)
 
 
 def swap_after_listing(swap):
@@ -144,7 +144,7 @@ def test_links_to_hidden_or_excluded_paths_are_not_followed(linked_to_the_uninde
     assert reasons["to-ignored-folder.md"] == "symlink to an excluded path (drafts/x.md), not followed"
     assert reasons["to-ignored-file.md"] == "symlink to an excluded path (sub/skip-me.md), not followed"
     assert reasons["to-excluded-folder.md"] == "symlink to an excluded path (private/x.md), not followed"
-    assert "link.md" in load_index(tmp_path / "index").meta["files"]  # a link to an indexed file still is
+    assert "link.md" in load_index(tmp_path / "index").meta.files  # a link to an indexed file still is
 
 
 def test_a_file_over_the_largest_size_is_skipped_with_the_reason(folders, tmp_path, fake_embedder):
@@ -154,8 +154,8 @@ def test_a_file_over_the_largest_size_is_skipped_with_the_reason(folders, tmp_pa
     report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
     reasons = {skipped.relative: skipped.reason for skipped in report.skipped}
     assert reasons["huge.md"] == "larger than 32 MiB (32.0 MiB), not read"
-    skipped = load_index(tmp_path / "index").meta["skipped"]["huge.md"]
-    assert skipped["size"] == LARGEST_FILE_BYTES + 1  # recorded: info lists it, a change is seen
+    skipped = load_index(tmp_path / "index").meta.skipped["huge.md"]
+    assert skipped.size == LARGEST_FILE_BYTES + 1  # recorded: info lists it, a change is seen
     assert report.files == 4
 
 

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 import operator
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from semsearch.errors import IndexCorruptError, UsageError
 from semsearch.ingest.chunking import Chunk
-from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
+from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter
 from semsearch.retrieve.filters import Condition, allowed_rows
 from semsearch.retrieve.index import Index
+from semsearch.store.records import FileRecord
+from tests.helpers import meta_record
 
 TYPES = ["umowa", "regulamin", "faq"]
 TAGS = ["faq", "prawo", "zwroty", "dostawa"]
@@ -50,13 +53,14 @@ def random_index(rng: np.random.Generator, tmp_path) -> Index:
         source = f"dir{number % 3}/f{number}.md"
         count = int(rng.integers(0, 4))
         fields = random_front_matter(rng)
-        files[source] = {"sha256": None, "chunks": count, "rows": [row, row + count]}
-        files[source].update({"front_matter": fields} if fields else {})
+        files[source] = FileRecord(chunks=count, rows=(row, row + count), front_matter=FrontMatter(fields))
         chunks += [Chunk(f"{source}#{i}", source, ("T",), f"t{i}", 1, 1, 1) for i in range(count)]
         row += count
     vectors = rng.normal(size=(max(row, 1), 8)).astype(np.float32)[:row]
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    meta = {"files": files, "docs_root": str(tmp_path), "front_matter": {"version": FRONT_MATTER_VERSION}}
+    meta = meta_record(
+        files=files, docs_root=str(tmp_path), chunks=row, front_matter_version=FRONT_MATTER_VERSION
+    )
     empty = np.zeros((0, 8), dtype=np.float32)
     return Index(tmp_path, meta, chunks, vectors, empty, empty)
 
@@ -111,8 +115,8 @@ def test_where_and_path_filter_before_the_top_k_as_brute_force_does(seed, tmp_pa
     paths = [f"dir{int(rng.integers(0, 3))}/**"] if rng.random() < 0.3 else []
     expected = {
         source
-        for source, record in index.meta["files"].items()
-        if all(reference(record.get("front_matter", {}), c) for c in where)
+        for source, record in index.meta.files.items()
+        if all(reference(record.front_matter.fields, c) for c in where)
         and (not paths or source.startswith(paths[0][:5]))
     }
     query = rng.normal(size=8).astype(np.float32)
@@ -120,7 +124,7 @@ def test_where_and_path_filter_before_the_top_k_as_brute_force_does(seed, tmp_pa
         with pytest.raises(UsageError, match="no indexed file matches"):
             index.ranked("q", query, 3, mode="dense", paths=paths, where=where)
         return
-    if not any(index.meta["files"][s]["chunks"] for s in expected):  # nothing to search: said so
+    if not any(index.meta.files[s].chunks for s in expected):  # nothing to search: said so
         with pytest.raises(UsageError, match="match only files with no text to search"):
             index.ranked("q", query, 3, mode="dense", paths=paths, where=where)
         return
@@ -130,7 +134,7 @@ def test_where_and_path_filter_before_the_top_k_as_brute_force_does(seed, tmp_pa
         assert ranked == brute_force(index, scores, expected, k), (where, paths)
     mask = allowed_rows(index.meta, len(index.chunks), paths, where)
     assert {index.chunks[row].source for row in np.flatnonzero(mask)} == {
-        s for s in expected if index.meta["files"][s]["chunks"]
+        s for s in expected if index.meta.files[s].chunks
     }
 
 
@@ -184,7 +188,7 @@ def test_a_condition_that_cannot_work_is_a_usage_error(text, message):
 
 def test_an_index_without_front_matter_says_to_rebuild(tmp_path):
     index = random_index(np.random.default_rng(0), tmp_path)
-    del index.meta["front_matter"]
+    index.meta = replace(index.meta, front_matter_version=None)
     with pytest.raises(IndexCorruptError, match="predates front-matter filters"):
         index.allowed_rows((), ["type=umowa"])
     assert index.allowed_rows(("dir0/**",), ()) is not None  # --path alone still works

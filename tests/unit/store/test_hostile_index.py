@@ -25,6 +25,7 @@ from semsearch.retrieve import opening
 from semsearch.retrieve.opening import load_index
 from semsearch.store import folder, nearest
 from semsearch.store.journal import Journal, embedding_key
+from semsearch.store.records import FileRecord
 from tests.helpers import REPO, SAMPLE_DOCS, HashingEmbedder, write
 
 runner = CliRunner()
@@ -157,9 +158,9 @@ def test_a_big_docs_root_is_not_walked(tmp_path, monkeypatch):
     calls = []
     real = os.scandir
     monkeypatch.setattr(os, "scandir", lambda *a: calls.append(a) or real(*a))
-    changed = changed_recorded(big, {"a.md": {"size": info.st_size, "mtime_ns": info.st_mtime_ns}})
+    changed = changed_recorded(big, {"a.md": FileRecord(size=info.st_size, mtime_ns=info.st_mtime_ns)})
     assert changed == [] and calls == []
-    assert changed_recorded(big, {"d1/x.md": {"size": 0, "mtime_ns": 0}}) == ["d1/x.md"]
+    assert changed_recorded(big, {"d1/x.md": FileRecord(size=0, mtime_ns=0)}) == ["d1/x.md"]
 
 
 def test_recorded_paths_that_leave_docs_root_count_as_changed(tmp_path):
@@ -171,16 +172,16 @@ def test_recorded_paths_that_leave_docs_root_count_as_changed(tmp_path):
     os.symlink(outside, docs / "link.md")
     os.symlink(docs / "a.md", docs / "inside.md")
     os.mkfifo(docs / "fifo.md")
-    record = {"size": 1, "mtime_ns": os.stat(outside).st_mtime_ns}
+    record = FileRecord(size=1, mtime_ns=os.stat(outside).st_mtime_ns)
     inside = os.stat(docs / "a.md")
     recorded = {
         "../secret.md": record,
         "/etc/passwd": record,
         "link.md": record,
-        "fifo.md": {"size": 0, "mtime_ns": os.stat(docs / "fifo.md").st_mtime_ns},
-        "inside.md": {"size": inside.st_size, "mtime_ns": inside.st_mtime_ns},
+        "fifo.md": FileRecord(size=0, mtime_ns=os.stat(docs / "fifo.md").st_mtime_ns),
+        "inside.md": FileRecord(size=inside.st_size, mtime_ns=inside.st_mtime_ns),
         "gone.md": record,
-        "skipped-link.md": {"size": None},
+        "skipped-link.md": FileRecord(size=None),
     }
     assert changed_recorded(docs, recorded) == [
         "../secret.md",

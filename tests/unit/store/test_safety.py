@@ -142,8 +142,8 @@ def test_calibrating_during_a_build_never_writes_into_the_new_index(docs, tmp_pa
     with pytest.raises(IndexChangedError):
         write_margin(read_before_the_build, 0.5, tmp_path / "q.jsonl", 40)
     index = load_index(tmp_path / "index")
-    assert index.meta["chunks"] == len(index.chunks) == 3
-    assert "calibrated" not in index.meta
+    assert index.meta.chunks == len(index.chunks) == 3
+    assert index.meta.calibrated is None
 
 
 def test_calibrating_while_a_build_holds_the_lock_waits_for_nothing(docs, tmp_path, fake_embedder):
@@ -179,7 +179,7 @@ def test_a_calibrated_threshold_survives_builds_that_leave_it_valid(docs, tmp_pa
         "the build-time threshold applies until you calibrate again"
     ]
     index = load_index(tmp_path / "index")
-    assert "calibrated" not in index.meta and index.gate.margin == index.meta["min_score"]["value"]
+    assert index.meta.calibrated is None and index.gate.margin == index.meta.margin.value
 
 
 def test_a_calibrated_threshold_is_dropped_with_the_model(docs, tmp_path, fake_embedder):
