@@ -28,6 +28,7 @@ from semsearch.retrieve.answer import Answer, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
 from semsearch.retrieve.search import (
+    KEYWORD_WEIGHT,
     Hit,
     code_names,
     fuse,
@@ -194,7 +195,7 @@ class Index:
                 matched = keyword > 0
                 allowed = matched if allowed is None else allowed & matched
             elif fuses(mode, question):
-                ranking = fuse(cosine, keyword)
+                ranking = fuse(cosine, keyword, KEYWORD_WEIGHT)
         if mode == "hybrid" and len(exact) > 1:  # they come first, ordered by the rest of the question
             ranking = np.array(ranking, dtype=np.float64)
             ranking[exact] = exact_scores(self.keyword_index(), question, cosine)[exact]

@@ -96,8 +96,16 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return candidates[order]
 
 
-def fuse(cosine: np.ndarray, keyword: np.ndarray) -> np.ndarray:
-    """Dense and BM25 scores on one scale, equally weighted.
+KEYWORD_WEIGHT = 0.5
+"""BM25's weight against the cosine where hybrid mode fuses them for a question naming something
+exact (``Index.ranked``). Equal weights put the default below plain cosine on PoQuAD (quoted
+names and numbers in plain questions: "Jaka wytwórnia wydała 11 album RHCP?"); half weight
+is the only setting measured where no set falls below plain cosine or below equal weights
+(0.4 loses a `docs/` chunk, 0.6 a PoQuAD doc@3: bench/bench_ranking.py, bench/RESULTS.md)."""
+
+
+def fuse(cosine: np.ndarray, keyword: np.ndarray, keyword_weight: float = 1.0) -> np.ndarray:
+    """Dense and BM25 scores on one scale, BM25 weighted by ``keyword_weight``.
 
     Neither scale means anything across models or corpora, so each is rescaled within the
     question: cosines so that the median chunk is 0 and the best 1, BM25 by its best score.
@@ -105,7 +113,7 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray) -> np.ndarray:
     reference, best = float(np.median(cosine)), float(cosine.max())
     dense = (cosine - reference) / (best - reference) if best > reference else np.zeros_like(cosine)
     top = float(keyword.max()) if len(keyword) else 0.0
-    return dense + (keyword / top if top > 0 else 0.0)
+    return dense + (keyword_weight * keyword / top if top > 0 else 0.0)
 
 
 def rank(

@@ -1,0 +1,217 @@
+"""semsearch's default ranking against plain cosine top-k with the same model, in one run and on
+the same chunks, on every set with questions; then ranking candidates, each on every set.
+
+    PYTHONPATH=. python bench/bench_ranking.py                 # default vs plain cosine
+    PYTHONPATH=. python bench/bench_ranking.py --candidates    # and every candidate
+    PYTHONPATH=. python bench/bench_ranking.py --misses        # the default's misses, per set
+    PYTHONPATH=. python bench/bench_ranking.py --gate          # the no-answer gate, before/after
+    PYTHONPATH=. python bench/bench_ranking.py --json OUT.json
+
+Figures per set, over its answerable questions: doc@1 (the first result is in a right file),
+doc@3 (a right file among the first three distinct files of the ranking), chunk@1 (the first
+result is the right chunk strictly: a right file and the labelled answer text in it; the
+cooking set is labelled by file only, so there chunk@1 is doc@1). Candidates are shown as the
+change against the default (+won/-lost questions on doc@1). Which sets are tuned on and which
+only reported on: `ranking_sets.py`. Indexes and embeddings are cached under $RANK_WORK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ranking_candidates import candidates, keyword_weight, rows_default, rows_plain_cosine  # noqa: E402
+from ranking_sets import SETS, TUNE, CachedModel, Case, load_case  # noqa: E402
+
+from semsearch.evaluation.quality import evaluate, is_hit  # noqa: E402
+from semsearch.retrieve.index import all_unheld  # noqa: E402
+
+
+def outcomes(case: Case, rows_of) -> dict[str, np.ndarray]:
+    """Per answerable question: right file first, in the first 3 files, right chunk first."""
+    doc1, doc3, chunk1 = [], [], []
+    for i in case.answerable:
+        question = case.questions[i]
+        rows = rows_of(case, i)
+        files = list(dict.fromkeys(case.index.chunks[int(r)].source for r in rows))
+        right = set(question.sources)
+        doc1.append(bool(files) and files[0] in right)
+        doc3.append(bool(right.intersection(files[:3])))
+        chunk1.append(len(rows) > 0 and is_hit(question, case.index.chunks[int(rows[0])]))
+    return {"doc@1": np.array(doc1), "doc@3": np.array(doc3), "chunk@1": np.array(chunk1)}
+
+
+def figures(found: dict[str, np.ndarray]) -> dict[str, float]:
+    return {name: round(float(values.mean()), 4) for name, values in found.items()}
+
+
+def machine_load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
+
+
+def base_table(cases: list[Case], base: dict) -> list[str]:
+    lines = [
+        "| set | split | questions | doc@1 cosine / default | doc@3 cosine / default "
+        "| chunk@1 cosine / default |",
+        "| --- | --- | ---: | --- | --- | --- |",
+    ]
+    for case in cases:
+        cos, ours = figures(base[case.name]["cosine"]), figures(base[case.name]["default"])
+        cells = [
+            f"{cos[m]:.3f} / {ours[m]:.3f} ({ours[m] - cos[m]:+.3f})" for m in ("doc@1", "doc@3", "chunk@1")
+        ]
+        lines.append(f"| {case.name} | {case.split} | {len(case.answerable)} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def candidate_row(name: str, cases: list[Case], base: dict, found: dict) -> str:
+    cells = []
+    for case in cases:
+        ours, theirs = base[case.name]["default"], found[case.name]
+        won = int((theirs["doc@1"] & ~ours["doc@1"]).sum())
+        lost = int((ours["doc@1"] & ~theirs["doc@1"]).sum())
+        d1 = theirs["doc@1"].mean() - ours["doc@1"].mean()
+        c1 = theirs["chunk@1"].mean() - ours["chunk@1"].mean()
+        cells.append(f"{d1:+.3f} (+{won}/-{lost}) {c1:+.3f}")
+    return f"| {name} | " + " | ".join(cells) + " |"
+
+
+def misses(case: Case, base: dict) -> list[str]:
+    found = base[case.name]["default"]
+    lines = []
+    for n, i in enumerate(case.answerable):
+        if not found["chunk@1"][n]:
+            first = case.index.chunks[int(rows_default(case, i)[0])]
+            kind = "wrong file" if not found["doc@1"][n] else "right file, other chunk"
+            lines.append(f"  {case.name}: {case.questions[i].question!r} -> {first.location} ({kind})")
+    return lines
+
+
+PREVIOUS_KEYWORD_WEIGHT = 1.0
+"""BM25's weight in hybrid fusion before this round (equal weights)."""
+
+
+def gate_figures(case: Case, model: CachedModel) -> dict[str, float | None]:
+    """Answered, off-topic refused and top-1 through ``semsearch eval``'s own path."""
+    results = evaluate(case.index, model, case.questions, k=3).results
+    answerable = [r for r in results if r.question.answerable]
+    offtopic = [r for r in results if r.question.kind == "offtopic"]
+    return {
+        "answered": float(np.mean([r.passes for r in answerable])),
+        "refused": float(np.mean([not r.passes for r in offtopic])) if offtopic else None,
+        "top1": float(np.mean([r.rank == 1 for r in answerable])),
+        "offtopic": len(offtopic),
+    }
+
+
+def gate_of(case: Case, ranker, depth: int = 1) -> dict[str, float | None]:
+    """Answered and off-topic refused when ``ranker`` orders the passages: ``eval``'s decision
+    (``Gate.decide``) on the best cosine among the first ``depth`` ranked passages (1: the
+    first passage's, as ``ask`` and ``eval`` decide today)."""
+    index = case.index
+    answered, refused = [], []
+    for i, question in enumerate(case.questions):
+        rows = ranker(case, i)
+        first = int(rows[0])
+        best = max(float(case.cosines[i][int(row)]) for row in rows[:depth])
+        text = question.question
+        baseline = index.gate.baseline(text, case.vectors[i], case.cosines[i].astype(np.float32))
+        exact = first in set(index.identifier_rows(text).tolist())
+        unheld = bool(all_unheld(index.named_rows(text)))
+        passes = index.gate.decide(best, exact, baseline, unheld).answered
+        if question.answerable:
+            answered.append(passes)
+        elif question.kind == "offtopic":
+            refused.append(not passes)
+    return {
+        "answered": float(np.mean(answered)),
+        "refused": float(np.mean(refused)) if refused else None,
+    }
+
+
+def gate_table(cases: list[Case], model: CachedModel) -> list[str]:
+    """The gate before (BM25 at equal weight in fusion) and after, in one run."""
+    lines = [
+        "| set | split | answered before / after | off-topic refused before / after | top-1 before / after |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for case in cases:
+        with keyword_weight(PREVIOUS_KEYWORD_WEIGHT):
+            before = gate_figures(case, model)
+        after = gate_figures(case, model)
+
+        def pair(key: str, before=before, after=after) -> str:
+            return "–" if before[key] is None else f"{before[key]:.3f} / {after[key]:.3f}"
+
+        refused = pair("refused") + (f" ({after['offtopic']})" if after["offtopic"] else "")
+        lines.append(f"| {case.name} | {case.split} | {pair('answered')} | {refused} | {pair('top1')} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--candidates", action="store_true")
+    parser.add_argument("--misses", action="store_true")
+    parser.add_argument("--only", help="comma-separated set names")
+    parser.add_argument("--match", help="only the candidates whose name holds this")
+    parser.add_argument("--skip", help="leave out the candidates whose name holds this")
+    parser.add_argument("--gate", action="store_true", help="the no-answer gate before and after")
+    parser.add_argument("--gate-of", help="the gate's figures with this candidate's ranking")
+    parser.add_argument(
+        "--gate-depth", type=int, default=1, help="with --gate-of: the gate reads the best of the first N"
+    )
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    model = CachedModel()
+    names = args.only.split(",") if args.only else list(SETS)
+    print(machine_load(), "(start)", flush=True)
+    cases = [load_case(name, model) for name in names]
+    base = {
+        c.name: {"cosine": outcomes(c, rows_plain_cosine), "default": outcomes(c, rows_default)}
+        for c in cases
+    }
+    print("\n".join(base_table(cases, base)), flush=True)
+    report: dict = {"sets": {c.name: {k: figures(v) for k, v in base[c.name].items()} for c in cases}}
+    if args.gate:
+        print("\n" + "\n".join(gate_table(cases, model)), flush=True)
+    if args.gate_of:
+        ranker = candidates(model)[args.gate_of]
+        print(f"\nThe gate with {args.gate_of}: answered, off-topic refused (default | candidate)")
+        for case in cases:
+            ours, theirs = gate_of(case, rows_default), gate_of(case, ranker, args.gate_depth)
+            answered = f"{ours['answered']:.3f} / {theirs['answered']:.3f}"
+            print(f"| {case.name} | {answered} | {ours['refused']} / {theirs['refused']} |")
+    if args.misses:
+        for case in cases:
+            print("\n".join(misses(case, base)))
+    if args.candidates:
+        tuned = [c for c in cases if c.split == TUNE]
+        ordered = tuned + [c for c in cases if c.split != TUNE]
+        print("\nCandidates against the default: doc@1 change (+won/-lost) chunk@1 change")
+        print("| candidate | " + " | ".join(f"{c.name} ({c.split})" for c in ordered) + " |")
+        print("| --- |" + " --- |" * len(ordered))
+        report["candidates"] = {}
+        for name, ranker in candidates(model).items():
+            if (args.match and args.match not in name) or (args.skip and args.skip in name):
+                continue
+            found = {c.name: outcomes(c, ranker) for c in ordered}
+            print(candidate_row(name, ordered, base, found), flush=True)
+            report["candidates"][name] = {k: figures(v) for k, v in found.items()}
+    print(machine_load(), "(end)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""Ranking candidates for `bench_ranking.py`. Each gives, for one question, the dense score of
+every chunk that replaces the cosine in semsearch's default pipeline (``Index.ranked``: fusion
+with BM25 for questions naming something exact, passages holding a named code first), so a
+candidate changes only what it is about. Plain cosine and the default itself are rankers too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import cache
+
+import numpy as np
+
+from semsearch.encode.keywords import build_keyword_index, tokenize
+from semsearch.ingest.chunking import Chunk
+from semsearch.retrieve.search import top_k
+
+DEPTH = 10
+Dense = Callable[["object", int], np.ndarray]  # (case, question number) -> a score per chunk
+
+
+def rows_plain_cosine(case, i: int) -> np.ndarray:
+    """The tutorial design: one matrix product, the top k, no other rule."""
+    return top_k(case.cosines[i], DEPTH)
+
+
+def rows_default(case, i: int, dense: np.ndarray | None = None) -> np.ndarray:
+    """semsearch's default ranking (hybrid mode), with ``dense`` in place of the cosine."""
+    question = case.questions[i].question
+    scores = case.cosines[i] if dense is None else dense
+    ranked = case.index.ranked(question, case.vectors[i], DEPTH, cosine=np.asarray(scores, np.float32))
+    return np.array([r.row for r in ranked], dtype=np.int64)
+
+
+# --- document-level aggregation -------------------------------------------------------------
+
+
+def doc_softmax(case, scores: np.ndarray, tau: float) -> np.ndarray:
+    """Per chunk, its file's soft maximum ``tau log sum exp(s / tau)`` over the file's chunks:
+    the best chunk's score, raised by each other chunk of the file that comes near it."""
+    top = float(scores.max())
+    weights = np.exp((scores - top) / tau)
+    per_doc = np.bincount(case.docs, weights=weights)
+    return top + tau * np.log(per_doc[case.docs])
+
+
+def doc_top_mean(case, scores: np.ndarray, m: int) -> np.ndarray:
+    """Per chunk, the mean of its file's ``m`` best chunk scores (fewer when it has fewer)."""
+    out = np.empty_like(scores)
+    for doc in np.unique(case.docs):
+        rows = np.flatnonzero(case.docs == doc)
+        best = np.sort(scores[rows])[::-1][:m]
+        out[rows] = best.mean()
+    return out
+
+
+def docagg(kind: str, value: float, weight: float) -> Dense:
+    def dense(case, i: int) -> np.ndarray:
+        scores = case.cosines[i].astype(np.float64)
+        agg = (
+            doc_softmax(case, scores, value) if kind == "softmax" else doc_top_mean(case, scores, int(value))
+        )
+        return (1 - weight) * scores + weight * agg
+
+    return dense
+
+
+# --- headings and titles as their own field ---------------------------------------------------
+
+
+def heading_text(chunk: Chunk) -> str:
+    """A chunk's headings and its file's name: what a title field holds."""
+    stem = chunk.source.rsplit("/", 1)[-1].rsplit(".", 1)[0].replace("-", " ").replace("_", " ")
+    return " ".join([*chunk.headings, stem])
+
+
+@cache
+def _heading_bm25(case):
+    index = case.index
+    texts = [heading_text(chunk) for chunk in index.chunks]
+    return build_keyword_index(texts, index.keywords.language)
+
+
+def _rescaled(cosine: np.ndarray) -> np.ndarray:
+    """Cosines so that the median chunk is 0 and the best 1 (as ``fuse`` does)."""
+    reference, best = float(np.median(cosine)), float(cosine.max())
+    return (cosine - reference) / (best - reference) if best > reference else np.zeros_like(cosine)
+
+
+def heading_bm25(weight: float) -> Dense:
+    def dense(case, i: int) -> np.ndarray:
+        keyword = _heading_bm25(case).scores(case.questions[i].question)
+        top = float(keyword.max())
+        return _rescaled(case.cosines[i]) + (weight * keyword / top if top > 0 else 0.0)
+
+    return dense
+
+
+def trigrams(text: str) -> set[str]:
+    words = tokenize(text, None)
+    return {f" {w} "[j : j + 3] for w in words for j in range(len(w))}
+
+
+@cache
+def _heading_trigrams(case) -> list[set[str]]:
+    return [trigrams(heading_text(chunk)) for chunk in case.index.chunks]
+
+
+def heading_trigram(weight: float) -> Dense:
+    """Trigram overlap of the question with each chunk's headings (share of the question's)."""
+
+    def dense(case, i: int) -> np.ndarray:
+        question = trigrams(case.questions[i].question)
+        if not question:
+            return case.cosines[i]
+        overlap = np.array([len(question & h) / len(question) for h in _heading_trigrams(case)])
+        return _rescaled(case.cosines[i]) + weight * overlap
+
+    return dense
+
+
+def body_bm25(weight: float) -> Dense:
+    """BM25 over the whole chunk fused into every question (the default fuses it only into
+    questions naming something exact), at ``weight``."""
+
+    def dense(case, i: int) -> np.ndarray:
+        keyword = case.index.keywords.scores(case.questions[i].question)
+        top = float(keyword.max())
+        return _rescaled(case.cosines[i]) + (weight * keyword / top if top > 0 else 0.0)
+
+    return dense
+
+
+# --- the chunk embedded without its heading path ----------------------------------------------
+
+
+@cache
+def _plain_cosines(case, model) -> np.ndarray:
+    vectors = model.embed_passages([chunk.text for chunk in case.index.chunks])
+    return case.vectors @ vectors.T
+
+
+def without_headings(model, share: float) -> Dense:
+    """Cosine to the chunk embedded alone (``share`` 1), or a mix with the default's vector."""
+
+    def dense(case, i: int) -> np.ndarray:
+        return (1 - share) * case.cosines[i] + share * _plain_cosines(case, model)[i]
+
+    return dense
+
+
+# --- pseudo-relevance feedback ----------------------------------------------------------------
+
+
+def prf(m: int, beta: float) -> Dense:
+    """Rocchio: the question's vector moved toward the mean of its ``m`` best chunks."""
+
+    def dense(case, i: int) -> np.ndarray:
+        vectors = np.asarray(case.index.vectors)
+        best = top_k(case.cosines[i], m)
+        moved = case.vectors[i] + beta * vectors[best].mean(axis=0)
+        return vectors @ (moved / np.linalg.norm(moved))
+
+    return dense
+
+
+def fusion_weight(weight: float) -> Callable:
+    """The default with BM25 weighed ``weight`` where it fuses (questions naming something
+    exact; ``retrieve.search.KEYWORD_WEIGHT``): a ranker, not a dense score."""
+
+    def rows(case, i: int) -> np.ndarray:
+        with keyword_weight(weight):
+            return rows_default(case, i)
+
+    return rows
+
+
+@contextmanager
+def keyword_weight(weight: float) -> Iterator[None]:
+    """``Index.ranked`` fusing with BM25 weighed ``weight`` for the time being."""
+    import semsearch.retrieve.index as index_module
+
+    kept = index_module.KEYWORD_WEIGHT
+    index_module.KEYWORD_WEIGHT = weight
+    try:
+        yield
+    finally:
+        index_module.KEYWORD_WEIGHT = kept
+
+
+def bm25_every_question(weight: float) -> Callable:
+    """Hybrid fusing every question: BM25 at ``weight`` for a question in plain words, at
+    ``KEYWORD_WEIGHT`` (as now) for one naming something exact. A ranker."""
+    import semsearch.retrieve.index as index_module
+    from semsearch.retrieve.search import KEYWORD_WEIGHT, names_something_exact
+
+    def rows(case, i: int) -> np.ndarray:
+        question = case.questions[i].question
+        kept = index_module.fuses
+        index_module.fuses = lambda mode, q: mode == "hybrid"
+        try:
+            with keyword_weight(KEYWORD_WEIGHT if names_something_exact(question) else weight):
+                return rows_default(case, i)
+        finally:
+            index_module.fuses = kept
+
+    return rows
+
+
+def candidates(model) -> dict[str, Callable]:
+    """Every candidate measured, by name: rankers, (case, question number) -> rows."""
+    found: dict[str, Dense] = {}
+    for tau in (0.005, 0.01, 0.02):
+        for weight in (0.25, 0.5, 0.75):
+            found[f"doc softmax tau={tau} w={weight}"] = docagg("softmax", tau, weight)
+    for m in (2, 3):
+        for weight in (0.25, 0.5):
+            found[f"doc top-{m} mean w={weight}"] = docagg("top", m, weight)
+    for weight in (0.1, 0.2, 0.3, 0.5):
+        found[f"heading BM25 w={weight}"] = heading_bm25(weight)
+    for weight in (0.1, 0.2, 0.3):
+        found[f"heading trigrams w={weight}"] = heading_trigram(weight)
+    for weight in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
+        found[f"body BM25, every question, w={weight}"] = body_bm25(weight)
+    for share in (1.0, 0.5):
+        found[f"embedded without heading path, share {share}"] = without_headings(model, share)
+    for m, beta in ((3, 0.3), (3, 0.6), (5, 0.3)):
+        found[f"PRF m={m} beta={beta}"] = prf(m, beta)
+    rankers = {name: _ranker(dense) for name, dense in found.items()}
+    for weight in (0.3, 0.4, 0.5):
+        name = f"hybrid fuses every question, plain ones at BM25 weight {weight}"
+        rankers[name] = bm25_every_question(weight)
+    for weight in (0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 1.0):
+        rankers[f"fusion (exact questions) BM25 weight {weight}"] = fusion_weight(weight)
+    return rankers
+
+
+def _ranker(dense: Dense) -> Callable:
+    return lambda case, i: rows_default(case, i, dense(case, i))
