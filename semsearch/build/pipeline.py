@@ -35,9 +35,10 @@ from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, curr
 from semsearch.ingest.patterns import check_patterns, list_files
 from semsearch.ingest.sources import Listed, Skipped, SourceFile, read_source, unmatched_excludes
 from semsearch.retrieve.index import Index
-from semsearch.store.folder import build_running, index_lock, writable_target, write_index
+from semsearch.store.built import Built
 from semsearch.store.journal import Journal
-from semsearch.store.meta import IndexMeta, peek_meta
+from semsearch.store.location import Location, parse_location
+from semsearch.store.meta import IndexMeta
 from semsearch.store.records import (
     CalibratedRecord,
     ChunkingRecord,
@@ -47,6 +48,7 @@ from semsearch.store.records import (
     ModelRecord,
     OfftopicRecord,
 )
+from semsearch.store.stores import Store, open_store
 
 TOKENIZER = "tiktoken:cl100k_base"
 CALIBRATION_SURVIVES = 0.10
@@ -58,7 +60,7 @@ class _Plan:
     """What a build starts from: the files read, and what the previous index lets it reuse."""
 
     docs: Path
-    target: Path
+    store: Store
     sources: list[SourceFile]
     skipped: list[Skipped]
     previous: Index | None
@@ -85,7 +87,7 @@ def chunking_settings(max_tokens: int) -> ChunkingRecord:
 
 def build_index(
     docs: Path,
-    index_dir: Path,
+    index_dir: Location | str,
     *,
     model: str = DEFAULT_MODEL,
     max_tokens: int | None = None,
@@ -95,7 +97,8 @@ def build_index(
     progress: Progress | None = None,
     dry_run: bool = False,
 ) -> BuildReport:
-    """Index every Markdown file under ``docs`` into ``index_dir`` (``full``: reuse nothing).
+    """Index every Markdown file under ``docs`` into ``index_dir``, a folder or a ``qdrant:`` URL
+    (see ``store.stores``; ``full``: reuse nothing).
 
     ``max_tokens``: the chunk budget (None: 300, or the model's input limit when less; more than
     that limit is refused, see ``budget``). ``dry_run``: plan only; the report says what a build
@@ -111,8 +114,8 @@ def build_index(
         raise DocsError(f"documents folder not found: {docs}")
     excludes = [pattern for pattern in excludes if pattern.strip()]  # '' clears, matches nothing
     check_patterns(excludes, "--exclude")  # before any work is shown
-    target = writable_target(Path(index_dir), docs)
-    max_tokens, embedder = chunk_budget(max_tokens, spec, target, embedder)  # before any work
+    store = open_store(index_dir).writable_target(docs)
+    max_tokens, embedder = chunk_budget(max_tokens, spec, store, embedder)  # before any work
     report_step(Step("finding"))
     excluded: list[str] = []
     paths, skipped = list_files(docs, excludes, excluded)
@@ -120,12 +123,12 @@ def build_index(
     if not paths:
         kept = f" ({index_dir}/ still holds its last build: remove it if you no longer need it)"
         raise DocsError(
-            f"no Markdown files (.md, .markdown, .mdx) under {docs}{kept if peek_meta(target) else ''}"
+            f"no Markdown files (.md, .markdown, .mdx) under {docs}{kept if store.peek_meta() else ''}"
         )
     settings = chunking_settings(max_tokens)
-    with nullcontext() if dry_run else index_lock(target):  # a dry run writes nothing, not even a lock
-        plan = _plan(docs, target, paths, skipped, spec, settings, full, report_step)
-        plan.report.index_dir = Path(index_dir)
+    with nullcontext() if dry_run else store.lock():  # a dry run writes nothing, not even a lock
+        plan = _plan(docs, store, paths, skipped, spec, settings, full, report_step)
+        plan.report.index_dir = parse_location(index_dir)
         plan.report.excluded = sorted(excluded)
         plan.report.warnings += [
             f"--exclude {pattern!r} matched no Markdown file or folder"
@@ -159,7 +162,7 @@ def build_index(
 
 def _plan(
     docs: Path,
-    target: Path,
+    store: Store,
     paths: list[Listed],
     skipped: list[Skipped],
     spec: str,
@@ -167,9 +170,9 @@ def _plan(
     full: bool,
     progress: Progress,
 ) -> _Plan:
-    reusable = reusable_index(target, spec, settings, full)
+    reusable = reusable_index(store, spec, settings, full)
     previous = reusable.index
-    old_meta = previous.meta if previous else peek_meta(target)
+    old_meta = previous.meta if previous else store.peek_meta()
     old_files = old_meta.files if old_meta else {}  # compared with, even when nothing is reused
     sources: list[SourceFile] = []
     warnings: list[str] = [reusable.repair] if reusable.repair else []
@@ -191,7 +194,7 @@ def _plan(
         unchanged=len(same),
     )
     report = BuildReport(
-        index_dir=target,
+        index_dir=store.location,
         files=len(sources),
         warnings=warnings,
         skipped=skipped,
@@ -199,7 +202,7 @@ def _plan(
         full_reason=reusable.full_reason,
     )
     unchanged = same if previous else set()
-    return _Plan(docs, target, sources, skipped, previous, old_meta, unchanged, report, front_matter, full)
+    return _Plan(docs, store, sources, skipped, previous, old_meta, unchanged, report, front_matter, full)
 
 
 def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: list[str]) -> dict:
@@ -218,11 +221,11 @@ def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: l
 def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, prepared: float) -> None:
     """What a build would embed and resume (``still_to_embed``), and how long it would take on this
     machine now (``estimate``): reading and splitting as long as this dry run did, then the rest."""
-    journal = None if plan.full else Journal(plan.target, embedder.spec, embedder.dim)
+    journal = None if plan.full else Journal(plan.store.journal_folder(), embedder.spec, embedder.dim)
     fresh, plan.report.resumed = still_to_embed(chunks, rows, journal)
     plan.report.chunks, plan.report.embedded = len(chunks), len(fresh)
     plan.report.tokens = sum(chunk.tokens for chunk in fresh)
-    plan.report.busy = build_running(plan.target)  # then no build can start: nothing to time
+    plan.report.busy = plan.store.build_running()  # then no build can start: nothing to time
     if not plan.report.busy:
         plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
         plan.report.estimate_basis = estimate_basis(fresh)
@@ -278,7 +281,8 @@ def _build(
         ),
     )
     progress(Step("writing"))
-    write_index(plan.target, vectors, chunks, meta, calibration.offtopic, keywords)
+    built = Built(vectors, chunks, meta, calibration.offtopic, keywords)
+    plan.store.write(built, incremental=previous is not None)
     journal.discard()
     plan.report.chunks = len(chunks)
     plan.report.margin = calibrated.value if calibrated else calibration.margin
@@ -286,7 +290,7 @@ def _build(
 
 def _journal(plan: _Plan, embedder: Embedder) -> Journal:
     """This build's journal (see ``journal``), emptied first by ``--full``, which reuses nothing."""
-    journal = Journal(plan.target, embedder.spec, embedder.dim)
+    journal = Journal(plan.store.journal_folder(), embedder.spec, embedder.dim)
     if plan.full:
         journal.discard()
     if not journal.usable:

@@ -18,9 +18,11 @@ from semsearch.ingest.chunking import embedding_text
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import load_index
 from semsearch.store.journal import Journal
+from semsearch.store.location import Location
 from semsearch.store.meta import replace_meta
 from semsearch.store.reader import check_chunks, check_unit_rows
 from semsearch.store.records import ChunkingRecord, FileRecord, KeywordsRecord, SkippedRecord
+from semsearch.store.stores import Store, open_store
 
 CHECKED_ROWS = 65_536
 """Vectors checked per step when a damaged index's vectors are to be reused (bounded memory)."""
@@ -36,17 +38,19 @@ class Reusable:
     """What of the reused index is damaged and rebuilt (its keyword index), for the report."""
 
 
-def reusable_index(target: Path, spec: str, settings: ChunkingRecord, full: bool) -> Reusable:
+def reusable_index(target: Location | Store, spec: str, settings: ChunkingRecord, full: bool) -> Reusable:
     """The previous index when its vectors can be reused, else None and why not."""
     if full:
         return Reusable(None, "--full")
-    if not (target / "meta.json").exists():
+    store = open_store(target)
+    if not store.exists():
         return Reusable(None)
+    target = store.location
     repair = None
     try:
-        previous = load_index(target)
+        previous = load_index(store)
     except SemsearchError as exc:
-        intact = _without_keywords(target)
+        intact = _without_keywords(store)
         if intact is None:
             return Reusable(None, f"the previous index is unreadable ({exc})")
         previous, repair = intact, f"{exc}: rebuilt from its chunks, nothing embedded again"
@@ -63,12 +67,13 @@ def reusable_index(target: Path, spec: str, settings: ChunkingRecord, full: bool
     return Reusable(previous, None, repair)
 
 
-def _without_keywords(target: Path) -> Index | None:
+def _without_keywords(store: Store) -> Index | None:
     """The index at ``target`` read without its keyword index, when everything else is whole:
     its chunks as written (``check_chunks``) and every vector of unit length (None otherwise).
     Its keyword index is None, so that ``keywords_current`` has a build make it again."""
+    target = store.location
     try:
-        index = load_index(target, keywords=False)
+        index = load_index(store, keywords=False)
         check_chunks(index.chunks, index.meta, target)
         for start in range(0, len(index.vectors), CHECKED_ROWS):
             rows = np.arange(start, min(start + CHECKED_ROWS, len(index.vectors)))
@@ -117,7 +122,11 @@ def keep_index(
     an interrupted build that holds nothing the index lacks (see ``journal``). The lock is held."""
     meta = index.meta.kept(str(docs.resolve()), records, skipped, tuple(excludes), index.chunks.sha256)
     if meta != index.meta:
-        replace_meta(index.path, meta)
-    journal = Journal(index.path, index.model, index.meta.model.dim)
+        if index.store is not None:
+            index.store.replace_meta(meta)
+        else:
+            replace_meta(index.path, meta)
+    journal_at = index.store.journal_folder() if index.store is not None else index.path
+    journal = Journal(journal_at, index.model, index.meta.model.dim)
     with suppress(SemsearchError):  # a chunk is unreadable: the journal is kept
         journal.discard_if_within(embedding_text(chunk) for chunk in index.chunks)

@@ -31,25 +31,31 @@ from semsearch.cli.options import (
 from semsearch.cli.render import output as render
 from semsearch.cli.render import terminal
 from semsearch.defaults import DEFAULT_K, Expand, Mode
-from semsearch.errors import IndexMissingError, about_index
+from semsearch.errors import IndexMissingError, UsageError, about_index
+from semsearch.store.location import Location
 
 IndexOption = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--index",
         envvar="SEMSEARCH_INDEX",
-        help="Index folder (default: $SEMSEARCH_INDEX, else the nearest index/ here or above).",
+        help="Index folder, or qdrant:///ABSOLUTE/DIR or qdrant://HOST:PORT/COLLECTION (default: "
+        "$SEMSEARCH_INDEX, else the nearest index/ here or above).",
         show_default=False,
     ),
 ]
 
 
-def _index(given: Path | None, required: bool = True, notes: terminal.Notes = terminal.SHOWN) -> Path:
-    """--index, $SEMSEARCH_INDEX, or the nearest semsearch index/ folder from here upwards
-    (``required``: none found is an error that says where it looked; ``notes``: where to say
-    that one was found above)."""
+def _index(
+    given: str | Location | None, required: bool = True, notes: terminal.Notes = terminal.SHOWN
+) -> Location:
+    """--index, $SEMSEARCH_INDEX (a folder or a ``qdrant:`` URL), or the nearest semsearch index/
+    folder from here upwards (``required``: none found is an error that says where it looked;
+    ``notes``: where to say that one was found above)."""
+    from semsearch.store.location import parse_location
+
     if given is not None:
-        return given
+        return parse_location(given)
     from semsearch.store.nearest import find_index
 
     here = Path.cwd()
@@ -123,15 +129,16 @@ def build(
 
     Unchanged files keep their vectors, and an interrupted build resumes where it stopped."""
     from semsearch.build.pipeline import build_index
+    from semsearch.cli.rebuild import recorded_docs, recorded_settings
     from semsearch.cli.render import build as render_build
     from semsearch.encode.embedders import DEFAULT_MODEL
 
     notes = verbosity(quiet, verbose)
     if docs is None:  # a rebuild: of the index found as `ask` finds it, from the folder it records
         index = _index(index, required=False, notes=notes)
-    index = index or Path("index")  # a new index of DOCS: here, never into a parent project's
-    recorded = _recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
-    docs = docs or _recorded_docs(index, recorded.get("docs"))
+    index = _index(index) if index is not None else Path("index")  # a new index of DOCS: not a parent's
+    recorded = recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
+    docs = docs or recorded_docs(index, recorded.get("docs"))
     budget = max_tokens if max_tokens is not None else recorded.get("max_tokens")  # None: the default
     with (
         about_index(index),
@@ -152,37 +159,6 @@ def build(
         render.print_json(render_build.build_json(report))
     else:
         render_build.print_build_summary(report, notes, verbose=verbose)
-
-
-def _recorded_settings(index: Path) -> dict:
-    """The docs folder, model, chunk budget and exclusions the index at ``index`` was built with
-    (none: a new index, or one whose record cannot be read)."""
-    from semsearch.store.meta import peek_meta
-
-    meta = peek_meta(index) if (index / "meta.json").is_file() else None
-    if not meta:
-        return {}
-    return {
-        "docs": Path(meta.docs_root),
-        "model": meta.model.spec,
-        "excludes": meta.excludes,
-        "max_tokens": meta.chunking.max_tokens,
-    }
-
-
-def _recorded_docs(index: Path, recorded: Path | None) -> Path:
-    """The documents folder the index records (a rebuild), else ``docs``; a recorded folder that
-    is gone is an error, never a silent switch to another folder."""
-    from semsearch.errors import UsageError
-
-    if recorded is None:
-        return Path("docs")
-    if not recorded.is_dir():
-        raise UsageError(
-            f"the index at {index}/ was built from {recorded}/, which no longer exists; "
-            f"name the documents folder: semsearch build DOCS --index {index}"
-        )
-    return recorded
 
 
 @app.command()
@@ -387,7 +363,10 @@ def mcp_server(index: IndexOption = None) -> None:
     For Claude Code, Cursor, Codex and other clients of the Model Context Protocol."""
     from semsearch.mcp.server import serve
 
-    serve(_index(index, required=False).absolute())
+    location = _index(index, required=False)
+    if not isinstance(location, Path):
+        raise UsageError("semsearch mcp serves an index folder; a qdrant: index is not served yet")
+    serve(location.absolute())
 
 
 from semsearch.cli.watch import watch as watch  # noqa: E402 - registers `semsearch watch`, listed last

@@ -32,6 +32,7 @@ from semsearch.retrieve.search import KEYWORD_WEIGHT, Hit, fuse, rank
 from semsearch.store.meta import IndexMeta
 from semsearch.store.reader import check_chunks, check_unit_rows
 from semsearch.store.staleness import changed_recorded
+from semsearch.store.stores import Store
 
 MASKS_KEPT = 8
 
@@ -51,6 +52,8 @@ class Index:
     """None for an index built before keyword search existed."""
     identity: tuple[int, int, str] | None = None
     """What the index was when read from disk (see ``store.update_meta``); None when made in memory."""
+    store: Store | None = None
+    """Where it was read from (see ``store.stores``); None when made in memory."""
     _masks: dict = field(default_factory=dict, repr=False, compare=False)
     """The last few filters' row masks (``allowed_rows``): computed once for many questions."""
     _gate: Gate | None = field(default=None, init=False, repr=False, compare=False)
@@ -99,7 +102,10 @@ class Index:
 
         if self.identity is None:
             raise UsageError("this index was not read from disk")
-        self.meta = update_meta(self.path, self.identity, self.meta, change)
+        if self.store is not None:
+            self.meta = self.store.update_meta(self.identity, self.meta, change)
+        else:
+            self.meta = update_meta(self.path, self.identity, self.meta, change)
         self._masks.clear()
         self._gate = None
 

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from semsearch.encode.embedders import Embedder, canonical_spec, load_embedder
 from semsearch.errors import IndexCorruptError, ModelError, about_index
 from semsearch.retrieve.index import Index
-from semsearch.store.reader import read_index
+from semsearch.store.location import Location, parse_location
+from semsearch.store.stores import Store, open_store
 
 
-def load_index(index_dir: Path, keywords: bool = True) -> Index:
-    """Read and check the index at ``index_dir`` (see ``reader.read_index``); an error met names
-    that index (``SemsearchError.index``, for its hint)."""
-    with about_index(index_dir):
-        stored = read_index(Path(index_dir), keywords=keywords)
+def load_index(index_dir: Location | str | Store, keywords: bool = True) -> Index:
+    """Read and check the index at ``index_dir``: a folder (see ``reader.read_index``), a
+    ``qdrant:`` URL, or a store (see ``stores``); an error met names that index
+    (``SemsearchError.index``, for its hint)."""
+    location = index_dir.location if hasattr(index_dir, "location") else parse_location(index_dir)
+    with about_index(location):
+        store = open_store(index_dir)
+        stored = store.read(keywords=keywords)
     return Index(
         path=stored.path,
         meta=stored.meta,
@@ -24,6 +26,7 @@ def load_index(index_dir: Path, keywords: bool = True) -> Index:
         background=stored.background,
         keywords=stored.keywords,
         identity=stored.identity,
+        store=store,
     )
 
 

@@ -49,7 +49,7 @@ from semsearch.store.meta import (
 )
 from semsearch.store.reader import bad_rows, identity
 from semsearch.store.schema import INDEX_FILES, META_FILE, STAGING_MARKER
-from semsearch.util.regular import open_regular
+from semsearch.util.regular import lock_file_held, open_regular
 
 # Where an index may be written
 
@@ -164,19 +164,7 @@ def _open_lock(path: Path) -> tuple[int, bool]:
 def build_running(index_dir: Path) -> bool:
     """Whether another process holds the index's lock now (a build writing it). Opens an
     existing lock file read-only and creates none: a dry run may ask and write nothing."""
-    import fcntl
-
-    try:
-        fd = open_regular(_lock_path(Path(index_dir).absolute()), 1 << 20)
-    except (OSError, ValueError):
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing releases a lock taken here
-    return False
+    return lock_file_held(_lock_path(Path(index_dir).absolute()))
 
 
 @contextmanager

@@ -115,3 +115,21 @@ def _header(handle, name: str) -> tuple[tuple[int, ...], bool, np.dtype]:
     except Exception as exc:  # noqa: BLE001 - SyntaxError, TokenError, MemoryError...
         raise ValueError(f"{name} has a damaged header") from exc
     raise ValueError(f"{name} has an unknown .npy version {version}")
+
+
+def lock_file_held(path: Path) -> bool:
+    """Whether another process holds a ``flock`` on the regular file ``path`` (opened read-only;
+    none there: False)."""
+    import fcntl
+
+    try:
+        fd = open_regular(path, 1 << 20)
+    except (OSError, ValueError):
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False

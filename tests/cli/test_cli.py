@@ -25,9 +25,9 @@ def assert_clean_error(result, *fragments: str):
         assert fragment in result.stderr
 
 
-def test_ask_json_shape(fake_sample_index):
+def test_ask_json_shape(fake_sample_store):
     result = run(
-        "ask", "Ile kosztuje dostawa do paczkomatu?", "--index", fake_sample_index, "--json", "-k", "2"
+        "ask", "Ile kosztuje dostawa do paczkomatu?", "--index", fake_sample_store, "--json", "-k", "2"
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -77,7 +77,7 @@ def test_ask_json_shape(fake_sample_index):
             "ask",
             "Ile kosztuje dostawa do paczkomatu?",
             "--index",
-            fake_sample_index,
+            fake_sample_store,
             "--json",
             "--mode",
             "dense",
@@ -89,30 +89,30 @@ def test_ask_json_shape(fake_sample_index):
 
 
 @pytest.mark.slow
-def test_ask_human_output_names_source_section_and_lines(sample_index):
-    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index)
+def test_ask_human_output_names_source_section_and_lines(sample_store):
+    result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_store)
     assert result.exit_code == 0, result.output
     first = result.stdout.splitlines()[0]
     assert re.match(r"^0\.\d{3}  \S*dostawa\.md:\d+  Dostawa › .* \(lines? \d+", first), first
 
 
 @pytest.mark.slow
-def test_ask_off_topic_exits_1_with_one_line(sample_index):
-    result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index)
+def test_ask_off_topic_exits_1_with_one_line(sample_store):
+    result = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_store)
     assert result.exit_code == 1, result.output
     assert result.stdout.startswith("No answer") and result.stdout.count("\n") == 2  # and the closest
-    as_json = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_index, "--json")
+    as_json = run("ask", "Jaka jest pogoda w Krakowie?", "--index", sample_store, "--json")
     assert as_json.exit_code == 1
     assert json.loads(as_json.stdout)["results"] == []
 
 
-def test_min_score_override(fake_sample_index):
+def test_min_score_override(fake_sample_store):
     low = run(
-        "ask", "Jaka jest pogoda w Krakowie?", "--index", fake_sample_index, "--min-score", "-1", "--json"
+        "ask", "Jaka jest pogoda w Krakowie?", "--index", fake_sample_store, "--min-score", "-1", "--json"
     )
     assert low.exit_code == 0
     assert json.loads(low.stdout)["threshold"] == -1
-    high = run("ask", "Ile kosztuje dostawa?", "--index", fake_sample_index, "--min-score", "1.0")
+    high = run("ask", "Ile kosztuje dostawa?", "--index", fake_sample_store, "--min-score", "1.0")
     assert high.exit_code == 1
 
 
@@ -120,14 +120,14 @@ def test_missing_index(tmp_path):
     assert_clean_error(run("ask", "cokolwiek", "--index", tmp_path / "none"), "no index", "semsearch build")
 
 
-def test_bad_arguments(fake_sample_index):
-    assert run("ask", "x", "--index", fake_sample_index, "-k", "0").exit_code == 2
+def test_bad_arguments(fake_sample_store):
+    assert run("ask", "x", "--index", fake_sample_store, "-k", "0").exit_code == 2
     assert run("ask").exit_code == 2
-    assert_clean_error(run("ask", "   ", "--index", fake_sample_index), "empty")
+    assert_clean_error(run("ask", "   ", "--index", fake_sample_store), "empty")
     assert_clean_error(
-        run("ask", "?!", "--index", fake_sample_index), "no words to search for"
+        run("ask", "?!", "--index", fake_sample_store), "no words to search for"
     )  # not exit 0 or 1
-    assert_clean_error(run("ask", "😀", "--index", fake_sample_index), "no words to search for")
+    assert_clean_error(run("ask", "😀", "--index", fake_sample_store), "no words to search for")
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ from semsearch.cli.commands import app
 from semsearch.cli.render.build import print_build_summary, progress_line
 from semsearch.cli.render.durations import duration
 from semsearch.cli.render.output import counted
+from semsearch.cli.render.terminal import SHOWN
 from semsearch.encode.embedders import available_cores
 from tests.cli.test_readme import DURATION
 from tests.helpers import FAKE_MODEL, write
@@ -50,7 +51,7 @@ def run(*args):
 
 def test_the_build_summary_says_its_time_in_minutes_and_seconds(tmp_path, capsys):
     report = BuildReport(tmp_path / "index", files=95, chunks=220, seconds=1520.8, embedded=220)
-    print_build_summary(report)
+    print_build_summary(report, SHOWN)
     line = capsys.readouterr().out
     assert line.startswith("Indexed 95 files into 220 chunks in 25 min 21 s → ")
     assert "1520" not in line

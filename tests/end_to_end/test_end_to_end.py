@@ -42,8 +42,8 @@ def ask(index: Path, question: str, *extra: str):
         ),
     ],
 )
-def test_default_model_finds_the_section_of_a_paraphrase(sample_index, question, source, section):
-    code, data = ask(sample_index, question)
+def test_default_model_finds_the_section_of_a_paraphrase(sample_store, question, source, section):
+    code, data = ask(sample_store, question)
     assert code == 0
     first = data["results"][0]
     assert (first["source"], first["headings"][-1]) == (source, section)
@@ -60,8 +60,8 @@ def test_default_model_finds_the_section_of_a_paraphrase(sample_index, question,
         "Кто выиграл чемпионат мира по футболу?",
     ],
 )
-def test_default_model_says_no_answer_for_off_topic_questions(sample_index, question):
-    code, data = ask(sample_index, question)
+def test_default_model_says_no_answer_for_off_topic_questions(sample_store, question):
+    code, data = ask(sample_store, question)
     assert code == 1
     assert data["results"] == []
 
@@ -74,8 +74,8 @@ def test_default_model_says_no_answer_for_off_topic_questions(sample_index, ques
         ("FV/2026/04/118", "Numeracja faktur"),
     ],
 )
-def test_codes_named_verbatim_come_first(fake_sample_index, question, section):
-    code, data = ask(fake_sample_index, question)
+def test_codes_named_verbatim_come_first(fake_sample_store, question, section):
+    code, data = ask(fake_sample_store, question)
     assert code == 0
     first = data["results"][0]
     assert first["headings"][-1] == section

@@ -46,9 +46,9 @@ def test_many_questions_in_one_batch_equal_one_at_a_time(sample_index):
     assert [a.answered for a in batch] == [True, True, False]
 
 
-def test_two_threads_search_one_collection_at_once(fake_sample_index):
+def test_two_threads_search_one_collection_at_once(fake_sample_store):
     questions = ["Ile kosztuje dostawa do paczkomatu?", "Jak zmienić hasło do konta?"] * 6
-    with Collection(fake_sample_index) as docs:
+    with Collection(fake_sample_store) as docs:
         expected = {q: [h.location for h in docs.search(q).hits] for q in set(questions)}
         results: list[tuple[str, list[str]]] = []
         errors: list[BaseException] = []
@@ -95,13 +95,13 @@ def test_build_then_search_through_the_front_door(tmp_path):
         assert docs.search("Co oznacza błąd PAY-517?").hits[0].source == "platnosci.md"
 
 
-def test_eval_decides_exactly_as_ask_does(fake_sample_index):
+def test_eval_decides_exactly_as_ask_does(fake_sample_store):
     """One decision path: for every sample question, eval's "answered" equals the front door's."""
     from semsearch.evaluation.quality import evaluate, load_questions
     from tests.helpers import DATA
 
     questions = load_questions(DATA / "docs_questions.jsonl")
-    with Collection(fake_sample_index) as docs:
+    with Collection(fake_sample_store) as docs:
         report = evaluate(docs.index, docs.embedder, questions)
         answers = docs.search_many([q.question for q in questions], k=1)
     assert len(report.results) == len(answers) == len(questions)
@@ -109,7 +109,7 @@ def test_eval_decides_exactly_as_ask_does(fake_sample_index):
     assert {a.answered for a in answers} == {True, False}  # both outcomes are compared
 
 
-def test_k_changes_what_is_shown_never_whether_there_is_an_answer(fake_sample_index):
+def test_k_changes_what_is_shown_never_whether_there_is_an_answer(fake_sample_store):
     """An outside probe: with keywords fused into the ranking, "error 404 page not found" was
     refused at k=1 (its first passage below the line) and answered at k=3 (a passage further
     down above it), and the "best" score told differed with k."""
@@ -120,7 +120,7 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(fake_sample_in
         DATA / "docs_identifier_questions.jsonl"
     )
     texts = [q.question for q in questions] + ["error 404 page not found", "Ile kosztuje iPhone 15?"]
-    with Collection(fake_sample_index) as docs:
+    with Collection(fake_sample_store) as docs:
         vectors = docs.embedder.embed_queries(texts)  # once: the front door's search, below it
         by_k = {
             k: [docs.index.search(t, v, k) for t, v in zip(texts, vectors, strict=True)] for k in (1, 3, 10)
@@ -134,11 +134,11 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(fake_sample_in
     assert {a.answered for a in by_k[3]} == {True, False}
 
 
-def test_search_filters_on_front_matter_as_ask_does(fake_sample_index):
+def test_search_filters_on_front_matter_as_ask_does(fake_sample_store):
     from semsearch import Condition
 
     question = "Jak złożyć reklamację?"
-    with Collection(fake_sample_index) as docs:
+    with Collection(fake_sample_store) as docs:
         unfiltered = docs.search(question, k=1)
         by_text = docs.search(question, k=3, where=["updated>=2026-01-01"])
         by_object = docs.search(question, k=3, where=Condition("updated", ">=", "2026-01-01"))
