@@ -2,7 +2,8 @@
 
 Before the fix `build --dry-run` ignored the journal: after a build was interrupted with 16 of
 21 chunks embedded, it said "a build would embed 21 chunks" and timed all of them, although the
-build then embedded 5 and resumed 16."""
+build then embedded 5 and resumed 16. (A build now embeds its shortest batch first, the 5: an
+interrupted one here leaves 5 journaled and 16 to embed.)"""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from tests.unit.store.test_safety import snapshot
 
 runner = CliRunner()
 SECTIONS = 20
-"""a.md's sections, one chunk each; with b.md, 21 chunks: two embedding batches (16 + 5)."""
+"""a.md's sections, one chunk each; with b.md, 21 chunks: two embedding batches (5 + 16, the
+shorter one first)."""
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ def run(*args: object) -> str:
 @pytest.mark.slow
 def test_a_dry_run_counts_the_chunks_an_interrupted_build_already_embedded(docs, tmp_path, monkeypatch):
     index, journal = tmp_path / "index", tmp_path / ".index.partial"
-    interrupted_build(monkeypatch, docs, "--index", index)  # the first batch of 16 is journaled
+    interrupted_build(monkeypatch, docs, "--index", index)  # the first batch, of 5, is journaled
     kept = snapshot(journal)
     timed: list[int] = []
 
@@ -55,17 +57,17 @@ def test_a_dry_run_counts_the_chunks_an_interrupted_build_already_embedded(docs,
         planned = json.loads(run(docs, "--index", index, "--dry-run", "--json"))
         said = run(docs, "--index", index, "--dry-run")
         full = json.loads(run(docs, "--index", index, "--dry-run", "--full", "--json"))
-    assert (planned["chunks"], planned["embedded"], planned["resumed"]) == (SECTIONS + 1, 5, 16)
+    assert (planned["chunks"], planned["embedded"], planned["resumed"]) == (SECTIONS + 1, 16, 5)
     assert (
-        "a build would embed 5 chunks" in said
-        and "16 chunks already embedded by an interrupted build" in said
+        "a build would embed 16 chunks" in said
+        and "5 chunks already embedded by an interrupted build" in said
     )
     assert (full["embedded"], full["resumed"]) == (SECTIONS + 1, 0)  # --full discards the journal
-    assert timed == [5, 5, SECTIONS + 1]  # the time estimate leaves the journaled chunks out
+    assert timed == [16, 16, SECTIONS + 1]  # the time estimate leaves the journaled chunks out
     assert snapshot(journal) == kept and not index.exists()  # a dry run writes nothing
 
     built = json.loads(run(docs, "--index", index, "--json"))
-    assert (built["embedded"], built["resumed"]) == (5, 16)
+    assert (built["embedded"], built["resumed"]) == (16, 5)
     assert built["tokens_embedded"] == planned["tokens_embedded"]
 
 
@@ -81,6 +83,6 @@ def test_a_dry_run_while_another_build_writes_the_index_says_so(docs, tmp_path, 
     with index_lock(index):  # held as a build holds it
         planned = json.loads(run(docs, "--index", index, "--dry-run", "--json"))
         said = run(docs, "--index", index, "--dry-run")
-    assert planned["another_build_running"] is True and planned["resumed"] == 16
+    assert planned["another_build_running"] is True and planned["resumed"] == 5
     assert "another build is writing this index now: a build started now is refused" in said
     assert "interrupted" not in said
