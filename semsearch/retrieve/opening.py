@@ -5,7 +5,7 @@ from __future__ import annotations
 from semsearch.encode.embedders import Embedder, canonical_spec, load_embedder
 from semsearch.errors import IndexCorruptError, ModelError, about_index
 from semsearch.retrieve.index import Index
-from semsearch.store.location import Location, parse_location
+from semsearch.store.location import Location
 from semsearch.store.stores import Store, open_store
 
 
@@ -13,9 +13,8 @@ def load_index(index_dir: Location | str | Store, keywords: bool = True) -> Inde
     """Read and check the index at ``index_dir``: a folder (see ``reader.read_index``), a
     ``qdrant:`` URL, or a store (see ``stores``); an error met names that index
     (``SemsearchError.index``, for its hint)."""
-    location = index_dir.location if hasattr(index_dir, "location") else parse_location(index_dir)
-    with about_index(location):
-        store = open_store(index_dir)
+    store = open_store(index_dir)  # parses the location; a store's constructor reads nothing
+    with about_index(store.location):
         stored = store.read(keywords=keywords)
     return Index(
         path=stored.path,
