@@ -19,7 +19,14 @@ from typer.testing import CliRunner
 from semsearch.cli.commands import app
 from tests.helpers import DATA, FAKE_MODEL, write
 
-qdrant_client = pytest.importorskip("qdrant_client")
+
+@pytest.fixture(autouse=True)
+def _client() -> None:
+    """Every test here needs the Qdrant client, imported when one runs, not by the module: it
+    costs 1.7 s, and collecting the suite (for any lane) imports this file (tests/test_fast_lane.py)."""
+    pytest.importorskip("qdrant_client")
+
+
 runner = CliRunner()
 
 
@@ -41,7 +48,9 @@ def url(folder: Path) -> str:
 @contextmanager
 def opened(folder: Path) -> Iterator:
     """The local store at ``folder`` opened with the Qdrant client itself (what semsearch wrote)."""
-    client = qdrant_client.QdrantClient(path=str(folder))
+    from qdrant_client import QdrantClient
+
+    client = QdrantClient(path=str(folder))
     try:
         yield client
     finally:

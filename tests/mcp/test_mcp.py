@@ -10,30 +10,34 @@ import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
-pytest.importorskip("mcp.server.mcpserver")
+from semsearch.build.pipeline import build_index
+from semsearch.evaluation.quality import write_margin
+from semsearch.retrieve.opening import load_index
+from semsearch.store.passages import file_chunks
+from tests.helpers import REPO, write
 
-import anyio  # noqa: E402 - installed with mcp
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
-from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+if TYPE_CHECKING:
+    from mcp import ClientSession, StdioServerParameters
 
-from semsearch.build.pipeline import build_index  # noqa: E402
-from semsearch.evaluation.quality import write_margin  # noqa: E402
-from semsearch.mcp import pages as mcp_pages  # noqa: E402
-from semsearch.mcp import server as mcp_server  # noqa: E402
-from semsearch.mcp.pages import MAX_PASSAGE_CHARS  # noqa: E402
-from semsearch.mcp.server import Library  # noqa: E402
-from semsearch.retrieve.opening import load_index  # noqa: E402
-from semsearch.store.passages import file_chunks  # noqa: E402
-from tests.helpers import REPO, write  # noqa: E402
+
+@pytest.fixture(autouse=True)
+def _sdk() -> None:
+    """Every test here needs the SDK (mcp, anyio, pydantic), imported in the tests and here, when
+    one runs, not by the module: collecting it then costs no worker 1.5 s, in a lane that runs
+    none of them too (tests/test_fast_lane.py)."""
+    pytest.importorskip("mcp.server.mcpserver")
+
 
 T = TypeVar("T")
 
 
 def _server(index: Path) -> StdioServerParameters:
+    from mcp import StdioServerParameters
+
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "semsearch", "mcp", "--index", str(index)],
@@ -43,6 +47,8 @@ def _server(index: Path) -> StdioServerParameters:
 
 def _talk(index: Path, conversation: Callable[[ClientSession], Awaitable[T]]) -> T:
     """What ``conversation`` returns, held with a server started on ``index``."""
+    import anyio
+    from mcp import ClientSession, stdio_client
 
     async def talk() -> T:
         with anyio.fail_after(60):
@@ -65,6 +71,9 @@ def _run(index: Path, *calls: tuple[str, dict]) -> tuple[list[str], list]:
 
 @pytest.mark.slow
 def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sample_index, tmp_path):
+    import anyio
+    from mcp import ClientSession, stdio_client
+
     async def session_with_follow_up():
         with anyio.fail_after(60):
             return await follow_up()
@@ -168,6 +177,10 @@ def _docs(folder: Path, extra: bool = False) -> Path:
 
 
 def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds(tmp_path, fake_embedder):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from semsearch.mcp.server import Library
+
     docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
     library = Library(index, embedder=fake_embedder)
     with pytest.raises(ToolError, match="no index.*semsearch build"):
@@ -194,6 +207,11 @@ def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds
 
 
 def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fake_embedder, monkeypatch):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from semsearch.mcp import pages as mcp_pages
+    from semsearch.mcp.server import Library
+
     docs, index = _docs(tmp_path / "my docs"), tmp_path / "index"
     build_index(docs, index, embedder=fake_embedder)
     library = Library(index, embedder=fake_embedder)
@@ -227,6 +245,10 @@ def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fak
 
 
 def test_search_filters_on_front_matter_and_index_info_lists_the_fields(fake_sample_index):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from semsearch.mcp.server import Library
+
     library = Library(fake_sample_index)
     found = library.search("Jak długo przechowujecie moje dane?", k=5, where=("updated>=2026-01-01",))
     assert found["hits"] and {hit["source"] for hit in found["hits"]} <= {"prywatnosc.md", "regulamin.md"}
@@ -241,6 +263,7 @@ def test_an_agent_may_send_one_path_or_condition_as_plain_text(fake_sample_index
     from pydantic import TypeAdapter
 
     from semsearch.mcp.schema import Paths, Where
+    from semsearch.mcp.server import Library
 
     assert TypeAdapter(Paths).validate_python("regulamin.md") == "regulamin.md"
     assert TypeAdapter(Where).validate_python(["updated>=2026-01-01"]) == ("updated>=2026-01-01",)
@@ -276,6 +299,11 @@ SHIPPING = [
 def test_a_range_of_lines_comes_cut_to_those_lines_even_where_comments_took_line_breaks(
     tmp_path, fake_embedder, monkeypatch
 ):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from semsearch.mcp import pages as mcp_pages
+    from semsearch.mcp.server import Library
+
     docs, index = tmp_path / "docs", tmp_path / "index"
     (docs / "a.md").parent.mkdir(parents=True)
     (docs / "a.md").write_bytes("\r\n".join(SHIPPING).encode())  # CRLF: lines as the chunker counts them
@@ -312,6 +340,8 @@ def test_a_range_of_lines_comes_cut_to_those_lines_even_where_comments_took_line
 
 
 def test_lines_are_cut_in_a_file_whose_name_is_not_utf8(tmp_path, fake_embedder):
+    from semsearch.mcp.server import Library
+
     docs, index = tmp_path / "docs", tmp_path / "index"
     docs.mkdir()
     with open(os.path.join(os.fsencode(docs), b"bad\xff.md"), "wb") as handle:  # recorded as bad\\xff.md
@@ -354,6 +384,12 @@ BAD_ARGUMENTS = [
 
 @pytest.mark.parametrize(("tool", "arguments", "problem"), BAD_ARGUMENTS)
 def test_a_bad_argument_is_named_in_one_line(tmp_path, tool, arguments, problem):
+    import anyio
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from semsearch.mcp import server as mcp_server
+    from semsearch.mcp.server import Library
+
     server = mcp_server.create_server(Library(tmp_path / "index"))  # checked before any index is read
 
     async def call():
@@ -370,6 +406,8 @@ def test_a_bad_argument_is_named_in_one_line(tmp_path, tool, arguments, problem)
 def _long_line_docs(folder: Path) -> tuple[Path, int]:
     """A file whose line ``long`` (returned) is three pages long without a line break, after
     most of a page of ordinary lines and before two pages of them."""
+    from semsearch.mcp.pages import MAX_PASSAGE_CHARS
+
     sentences = (f"Sentence {i} of a paragraph that never breaks its line." for i in range(10**6))
     long_line = ""
     while len(long_line) < 3 * MAX_PASSAGE_CHARS:
@@ -384,6 +422,8 @@ def _long_line_docs(folder: Path) -> tuple[Path, int]:
 def test_following_next_start_line_through_a_line_longer_than_a_page_ends_and_repeats_nothing(
     tmp_path, fake_embedder
 ):
+    from semsearch.mcp.pages import MAX_PASSAGE_CHARS
+
     docs, long = _long_line_docs(tmp_path / "docs")
     index = tmp_path / "index"
     build_index(docs, index, embedder=fake_embedder)
