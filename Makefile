@@ -12,6 +12,13 @@ demo: $(VENV)/.installed-base
 	$(BIN)/semsearch ask "Jaka jest pogoda w Krakowie?" || echo "(exit code $$?: no answer in docs/, as expected)"
 	@echo "semsearch is installed at $(BIN)/semsearch: run 'source $(BIN)/activate' to put it on your PATH, or 'pipx install .' for everyday use"
 
+# The test targets let Python and pytest write bytecode even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE=1, common in containers and CI images; an empty value counts as unset):
+# without it, each of the two workers compiles every module and pytest rewrites the asserts of every
+# test file again on every run, seconds of each worker's collection. What is written is __pycache__/,
+# which git ignores.
+test test-fast: export PYTHONDONTWRITEBYTECODE :=
+
 ## Run the whole test suite (installs CPU torch and the sentence-transformers extra first), on two
 ## workers: a file's tests keep their order (loadfile), and each worker builds the sample index once.
 test: $(VENV)/.installed-test
