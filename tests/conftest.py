@@ -127,8 +127,9 @@ def sample_qdrant(tmp_path_factory) -> str:
     return _sample_in_qdrant(tmp_path_factory, "sample-qdrant")
 
 
-STORES = ["folder", "qdrant"]
-"""The stores an index can be in: the end-to-end tests that take ``*_store`` run on each."""
+STORES = ["folder", pytest.param("qdrant", marks=pytest.mark.slow)]
+"""The stores an index can be in: the tests that take ``*_store`` run on each, Qdrant's local
+mode in the full suite only (its client takes 1.7 s to import, its store seconds to build)."""
 
 
 @pytest.fixture(params=STORES)

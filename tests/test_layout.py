@@ -5,6 +5,7 @@ small enough to read. CONTRIBUTING.md explains the layers and where a change goe
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -40,7 +41,9 @@ def _room(module: str) -> str:
     return parts[1] if len(parts) > 1 else "semsearch"
 
 
+@functools.cache
 def _modules() -> dict[str, ast.Module]:
+    """Every module of the package, parsed once for all the checks here (read, never changed)."""
     return {_module_name(path): ast.parse(path.read_text("utf-8")) for path in sorted(PACKAGE.rglob("*.py"))}
 
 
@@ -80,11 +83,17 @@ def _layer_of(room: str) -> int:
     raise AssertionError(f"semsearch/{room} is in no layer of tests/test_layout.py: add it to LAYERS")
 
 
-def test_every_stage_imports_only_the_stages_below_it():
+@functools.cache
+def _imports() -> dict[str, frozenset[str]]:
+    """What each module imports when it runs (``runtime_imports``), found once."""
     modules = _modules()
+    return {name: frozenset(runtime_imports(tree, set(modules))) for name, tree in modules.items()}
+
+
+def test_every_stage_imports_only_the_stages_below_it():
     upward = []
-    for name, tree in modules.items():
-        for target in runtime_imports(tree, set(modules)):
+    for name, targets in _imports().items():
+        for target in targets:
             source_room, target_room = _room(name), _room(target)
             if source_room != target_room and _layer_of(target_room) >= _layer_of(source_room):
                 upward.append(f"{name} -> {target}")
@@ -92,8 +101,7 @@ def test_every_stage_imports_only_the_stages_below_it():
 
 
 def test_no_module_imports_itself_back_through_others():
-    modules = _modules()
-    graph = {name: runtime_imports(tree, set(modules)) & set(modules) for name, tree in modules.items()}
+    graph = {name: targets & set(_imports()) for name, targets in _imports().items()}
     graph = {
         name: {t for t in targets if t != name and not name.startswith(t + ".")}
         for name, targets in graph.items()

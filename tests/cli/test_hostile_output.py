@@ -19,8 +19,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from semsearch.build.pipeline import build_index
+from semsearch.cli.commands import app
 from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
@@ -101,11 +103,17 @@ def _hostile_folder(folder: Path, rng: random.Random, files: int) -> list[str]:
     return headings
 
 
-def test_randomized_hostile_names_headings_and_text_are_printed_escaped(tmp_path, fake_embedder, capsys):
-    """A few hundred hostile names, headings and passages through every renderer."""
+@pytest.mark.parametrize(
+    ("files", "asks"),
+    [(40, 20), pytest.param(120, 60, marks=pytest.mark.slow)],
+    ids=["40 files", "120 files"],
+)
+def test_randomized_hostile_names_headings_and_text_are_printed_escaped(
+    tmp_path, fake_embedder, capsys, files, asks
+):
+    """Hostile names, headings and passages (a few hundred in the slow lane) through every renderer."""
     rng = random.Random(22)
     docs, index_dir = tmp_path / "docs", tmp_path / "index"
-    files = 120
     _hostile_folder(docs, rng, files)
     report = build_index(docs, index_dir, embedder=fake_embedder)
     assert report.files + len(report.skipped) == files and report.files > files * 0.9  # a few: binary
@@ -113,13 +121,15 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(tmp_path
     render_info.print_info(load_index(index_dir))
     asked = 0
     with Collection(index_dir, embedder=fake_embedder) as collection:
-        for _ in range(60):
+        for _ in range(asks):
             question = f"zwrot dostawa {hostile(rng)}"
             result = collection.search(question, 5, mode=rng.choice(["hybrid", "dense", "keyword"]))
             render.print_result(result, full=rng.random() < 0.5)
             render.missing_names(result, stderr=True)
             asked += 1
-        questions = [Question(n, hostile(rng), sources=(), kind=hostile(rng)) for n in range(1, 31)]
+        questions = [
+            Question(n, hostile(rng), sources=(), kind=hostile(rng)) for n in range(1, asks // 2 + 1)
+        ]
         render_eval.print_eval(evaluate(collection.index, fake_embedder, questions, k=3))
     terminal.warning(f"skipped {hostile(rng, name=True)}: {hostile(rng)}")
     terminal.error(hostile(rng))
@@ -130,7 +140,8 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(tmp_path
     assert "[link=http://evil.example/]x[/link]" in out + err  # markup printed as written
     assert not any(line.startswith("0.999  forged.md") for line in (out + err).splitlines())
     print(
-        f"\n{files} files (names, headings, passages), {asked} asks, 30 eval questions", file=sys.__stderr__
+        f"\n{files} files (names, headings, passages), {asked} asks, {len(questions)} eval questions",
+        file=sys.__stderr__,
     )
 
 
@@ -173,6 +184,19 @@ def run(*args: str, home: Path, env: dict[str, str] | None = None, **options) ->
     )
 
 
+def run_here(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """As ``run``, in this process (Typer's CliRunner): the same command line without starting an
+    interpreter, for what does not depend on the process (the slow twins run ``run``)."""
+    environment = {"HOME": str(home), "COLUMNS": "200", **(env or {})}
+    result = CliRunner().invoke(app, list(args), env=environment)
+    return subprocess.CompletedProcess(["semsearch", *args], result.exit_code, result.stdout, result.stderr)
+
+
+RUNS = [run_here, pytest.param(run, marks=pytest.mark.slow)]
+"""In this process (the fast lane), then in a fresh one (``python -m semsearch``)."""
+RUN_IDS = ["in process", "a fresh process"]
+
+
 def one_line(result: subprocess.CompletedProcess, code: int = 2) -> str:
     assert result.returncode == code, result.stderr
     lines = result.stderr.splitlines()
@@ -188,7 +212,8 @@ def fake_index(tmp_path, fake_embedder) -> Path:
     return index_dir
 
 
-def test_a_path_of_5000_characters_is_one_line_naming_the_cause(tmp_path, fake_index):
+@pytest.mark.parametrize("command", RUNS, ids=RUN_IDS)
+def test_a_path_of_5000_characters_is_one_line_naming_the_cause(tmp_path, fake_index, command):
     long = "x" * 5000
     for args in (
         ["build", long],
@@ -196,7 +221,7 @@ def test_a_path_of_5000_characters_is_one_line_naming_the_cause(tmp_path, fake_i
         ["ask", "q", "--index", long],
         ["eval", long, "--index", str(fake_index)],
     ):
-        line = one_line(run(*args, home=tmp_path))
+        line = one_line(command(*args, home=tmp_path))
         assert "File name too long" in line and "(5,000 characters)" in line and len(line) < 300, line
 
 
@@ -216,9 +241,10 @@ def test_mcp_says_a_path_is_too_long_as_a_tool_error(fake_index, fake_embedder):
     library.close()
 
 
-def test_a_pattern_gitignore_cannot_read_is_a_usage_error(tmp_path, fake_index, fake_embedder):
+@pytest.mark.parametrize("command", RUNS, ids=RUN_IDS)
+def test_a_pattern_gitignore_cannot_read_is_a_usage_error(tmp_path, fake_index, fake_embedder, command):
     line = one_line(
-        run(
+        command(
             "build",
             str(tmp_path / "docs"),
             "--index",
@@ -239,6 +265,7 @@ def test_a_pattern_gitignore_cannot_read_is_a_usage_error(tmp_path, fake_index, 
         build_index(tmp_path / "docs", tmp_path / "third", embedder=fake_embedder)
 
 
+@pytest.mark.slow  # whole processes: how the interpreter starts is what is tested
 def test_a_closed_stdout_or_stderr_is_no_error(tmp_path, fake_index):
     """``>&-``: Python starts with ``sys.stdout`` None; the command runs, its output goes nowhere."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -250,6 +277,7 @@ def test_a_closed_stdout_or_stderr_is_no_error(tmp_path, fake_index):
     assert "up to date" in run("info", "--index", str(fake_index), home=tmp_path).stdout  # not closed
 
 
+@pytest.mark.slow  # whole processes: PYTHONIOENCODING is read when the interpreter starts
 def test_an_ascii_only_output_escapes_what_it_cannot_encode(tmp_path, fake_index):
     env = {"PYTHONIOENCODING": "ascii"}
     shown = run("info", "--index", str(fake_index), home=tmp_path, env=env)

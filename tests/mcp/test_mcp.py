@@ -419,41 +419,79 @@ def _long_line_docs(folder: Path) -> tuple[Path, int]:
     return folder, lines.index(long_line.strip()) + 1
 
 
-def test_following_next_start_line_through_a_line_longer_than_a_page_ends_and_repeats_nothing(
-    tmp_path, fake_embedder
-):
-    from semsearch.mcp.pages import MAX_PASSAGE_CHARS
-
+def _long_line_index(tmp_path: Path, embedder) -> tuple[Path, int, list[str], list[str]]:
+    """``_long_line_docs`` indexed: the index, the long line's number, the file's chunk texts
+    and those of the chunks on the long line."""
     docs, long = _long_line_docs(tmp_path / "docs")
     index = tmp_path / "index"
-    build_index(docs, index, embedder=fake_embedder)
+    build_index(docs, index, embedder=embedder)
     indexed = load_index(index)
     chunks = list(file_chunks(indexed, "long.md"))
     indexed.chunks.close()
     on_long = [chunk.text for chunk in chunks if chunk.start_line == chunk.end_line == long]
     assert len(on_long) >= 3  # the line is split into chunks that all start and end on it
+    return index, long, [chunk.text for chunk in chunks], on_long
 
-    async def follow(session: ClientSession) -> tuple[list[dict], dict]:
-        pages, start = [], None
-        for _ in range(len(chunks) + 1):  # a page holds a chunk at least
-            arguments = {"source": "long.md"} | ({} if start is None else {"start_line": start})
-            pages.append((await session.call_tool("get_passage", arguments)).structured_content)
-            start = pages[-1]["next_start_line"]
-            if start is None:
-                break
-        line = await session.call_tool(
-            "get_passage", {"source": "long.md", "start_line": long, "end_line": long}
+
+async def _follow(
+    get_passage: Callable[[dict], Awaitable[dict]], long: int, chunks: int
+) -> tuple[list, dict]:
+    """The pages of long.md, each asked from the one before's ``next_start_line``, and its long line."""
+    pages, start = [], None
+    for _ in range(chunks + 1):  # a page holds a chunk at least
+        pages.append(
+            await get_passage({"source": "long.md"} | ({} if start is None else {"start_line": start}))
         )
-        return pages, line.structured_content
+        start = pages[-1]["next_start_line"]
+        if start is None:
+            break
+    return pages, await get_passage({"source": "long.md", "start_line": long, "end_line": long})
 
-    pages, line = _talk(index, follow)
+
+def _assert_paged_once(pages: list[dict], line: dict, chunks: list[str], on_long: list[str]) -> None:
+    from semsearch.mcp.pages import MAX_PASSAGE_CHARS
+
     assert pages[-1]["next_start_line"] is None and not pages[-1]["truncated"]  # it ended
-    assert [passage["text"] for page in pages for passage in page["passages"]] == [c.text for c in chunks]
+    assert [passage["text"] for page in pages for passage in page["passages"]] == chunks
     texts = [[passage["text"] for passage in page["passages"]] for page in pages]
     assert on_long in [page[-len(on_long) :] for page in texts]  # the long line whole, on one page
     sizes = [sum(map(len, page)) for page in texts]
     assert len(pages) >= 4 and sum(size > MAX_PASSAGE_CHARS for size in sizes) == 1
     assert [passage["text"] for passage in line["passages"]] == on_long
+
+
+def test_following_next_start_line_through_a_line_longer_than_a_page_ends_and_repeats_nothing(
+    tmp_path, fake_embedder
+):
+    """The tool in process (through a client and a server process in the slow twin below)."""
+    import anyio
+
+    from semsearch.mcp.server import Library
+
+    index, long, chunks, on_long = _long_line_index(tmp_path, fake_embedder)
+    library = Library(index, embedder=fake_embedder)
+
+    async def get_passage(arguments: dict) -> dict:
+        return library.get_passage(**arguments)
+
+    pages, line = anyio.run(_follow, get_passage, long, len(chunks))
+    library.close()
+    _assert_paged_once(pages, line, chunks, on_long)
+
+
+@pytest.mark.slow  # a server process and a client
+def test_a_client_following_next_start_line_through_a_long_line_gets_each_passage_once(
+    tmp_path, fake_embedder
+):
+    index, long, chunks, on_long = _long_line_index(tmp_path, fake_embedder)
+
+    async def follow(session: ClientSession) -> tuple[list[dict], dict]:
+        async def get_passage(arguments: dict) -> dict:
+            return (await session.call_tool("get_passage", arguments)).structured_content
+
+        return await _follow(get_passage, long, len(chunks))
+
+    _assert_paged_once(*_talk(index, follow), chunks, on_long)
 
 
 TAKEN = [("search", "k", (2, 2.0, "2")), ("get_passage", "start_line", (3, 3.0, "3"))]

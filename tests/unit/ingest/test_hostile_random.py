@@ -230,11 +230,11 @@ def run_cases(seeds: range, full_every: int, tmp_path: Path, monkeypatch) -> Non
 
 
 def test_hostile_folders_never_leak_hang_or_blow_up(tmp_path, monkeypatch):
-    """50 folders (every 25th built for real, the others dry runs that read and chunk)."""
-    run_cases(range(50), 25, tmp_path, monkeypatch)
+    """20 folders (every 10th built for real, the others dry runs that read and chunk)."""
+    run_cases(range(20), 10, tmp_path, monkeypatch)
 
 
 @pytest.mark.slow
 def test_hostile_folders_never_leak_hang_or_blow_up_many(tmp_path, monkeypatch):
-    """300 more folders (every 10th built for real)."""
-    run_cases(range(50, 350), 10, tmp_path, monkeypatch)
+    """330 more folders (every 10th built for real)."""
+    run_cases(range(20, 350), 10, tmp_path, monkeypatch)

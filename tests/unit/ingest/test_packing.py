@@ -41,28 +41,31 @@ def reference_pack(self, spans: list[tuple[int, int]]) -> Iterator[tuple[int, in
         yield current
 
 
-def prose() -> str:
-    return "\n\n".join(path.read_text(encoding="utf-8") for path in sorted(SAMPLE_DOCS.glob("*.md")))
+def prose(share: int = 1) -> str:
+    """The sample docs' files (the first 1/share of them) joined."""
+    files = sorted(SAMPLE_DOCS.glob("*.md"))
+    return "\n\n".join(path.read_text(encoding="utf-8") for path in files[: max(1, len(files) // share)])
 
 
-def texts() -> dict[str, str]:
+def texts(share: int = 1) -> dict[str, str]:
+    """The cases the rule is compared on; ``share`` > 1 keeps 1/share of each (and of the sample
+    docs' files): the fast lane's sizes, every case still many chunks long at each budget."""
     words = re.sub(r"[#\n.!?;:…]", " ", prose()).split()
     rng = random.Random(7)
     urls = [
         f"https://example.com/{'x' * rng.randrange(60)}/{i}" if i % 9 == 0 else w for i, w in enumerate(words)
     ]
     return {
-        "sample docs": prose(),
-        "one paragraph, no sentence breaks": "# Tytuł\n\n" + " ".join(words[:2500]),
-        "long words near every cut": "# Linki\n\n" + " ".join(urls[:2000]),
-        "lead-ins in a row": "# C\n\n" + " ".join(f"krok {i}:" for i in range(600)),
+        "sample docs": prose(share),
+        "one paragraph, no sentence breaks": "# Tytuł\n\n" + " ".join(words[: 2500 // share]),
+        "long words near every cut": "# Linki\n\n" + " ".join(urls[: 2000 // share]),
+        "lead-ins in a row": "# C\n\n" + " ".join(f"krok {i}:" for i in range(600 // share)),
         "a list introduced by a colon": "# L\n\nOto lista:\n\n"
-        + "\n".join(f"- punkt {w}" for w in words[:400]),
+        + "\n".join(f"- punkt {w}" for w in words[: 400 // share]),
     }
 
 
-@pytest.mark.parametrize("max_tokens", [40, 120, 300])
-def test_chunks_equal_those_of_the_span_by_span_rule(monkeypatch, max_tokens):
+def assert_packing_as_span_by_span(monkeypatch, max_tokens: int, share: int) -> None:
     def model_limit(text: str) -> bool:  # a second limit that binds before the budget sometimes
         return len(text) <= 900
 
@@ -72,10 +75,24 @@ def test_chunks_equal_those_of_the_span_by_span_rule(monkeypatch, max_tokens):
         )
         return [chunk.to_dict() for chunk in found]
 
-    fast = {name: chunks(text) for name, text in texts().items()}
+    cases = texts(share)
+    fast = {name: chunks(text) for name, text in cases.items()}
     monkeypatch.setattr(chunking._Splitter, "pack", reference_pack)
-    assert fast == {name: chunks(text) for name, text in texts().items()}
+    assert fast == {name: chunks(text) for name, text in cases.items()}
     assert all(chunk["tokens"] <= max_tokens for found in fast.values() for chunk in found)
+    assert all(len(found) >= 3 for found in fast.values())  # each case is cut, at each budget
+
+
+@pytest.mark.parametrize("max_tokens", [40, 120, 300])
+def test_chunks_equal_those_of_the_span_by_span_rule(monkeypatch, max_tokens):
+    """On a quarter of each case (the whole cases in the slow twin)."""
+    assert_packing_as_span_by_span(monkeypatch, max_tokens, share=4)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("max_tokens", [40, 120, 300])
+def test_chunks_equal_those_of_the_span_by_span_rule_on_whole_cases(monkeypatch, max_tokens):
+    assert_packing_as_span_by_span(monkeypatch, max_tokens, share=1)
 
 
 def test_a_long_paragraph_is_counted_a_few_times_over_not_once_per_word():
@@ -98,8 +115,11 @@ def test_no_cl100k_token_is_longer_than_the_bound_the_chunker_relies_on():
     assert max(len(token) for token in ranks) <= LONGEST_TOKEN_BYTES
 
 
-def test_an_unbroken_run_of_characters_is_cut_to_the_budget():
-    run = "ab1cd" * 10_000  # base64-like, no space, no sentence end
+@pytest.mark.parametrize(
+    "repeats", [2_000, pytest.param(10_000, marks=pytest.mark.slow)], ids=["10k chars", "50k chars"]
+)
+def test_an_unbroken_run_of_characters_is_cut_to_the_budget(repeats):
+    run = "ab1cd" * repeats  # base64-like, no space, no sentence end: 60 chunks, 300 in the slow lane
     found = chunk_markdown(f"# Blob\n\n{run}\n", "b.md", max_tokens=100, count_tokens=count_tokens)
     assert "".join(chunk.text for chunk in found) == run
     assert all(chunk.tokens <= 100 for chunk in found)

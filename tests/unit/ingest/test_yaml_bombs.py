@@ -62,6 +62,7 @@ print(json.dumps({"warnings": report.warnings, "files": report.files}))
 """
 
 
+@pytest.mark.slow  # a whole process (its memory bounded) that builds: the bounds are checked in process above
 def test_a_build_of_a_folder_with_a_bomb_ends_soon_with_a_small_index(tmp_path):
     """The 570-byte bomb that never finished (9 levels: 387 million strings), in a real build run
     in a process with a time and memory bound, so that the code before the fix fails, not hangs."""

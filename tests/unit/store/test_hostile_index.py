@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -320,31 +321,45 @@ def test_a_journal_removal_killed_at_any_step_is_finished_by_the_next_build(tmp_
     assert files and files > 3
 
 
-def test_a_rebuild_killed_after_any_removal_is_cleaned_up_by_the_next_build(tmp_path, monkeypatch):
-    """The old index swapped out, the journal, the marker: killed after each removal in turn, the
-    next build leaves nothing but the index, and says nothing of folders not made by semsearch."""
+def _rebuilds_killed_after_removals(tmp_path: Path, monkeypatch, every: int) -> int:
+    """A full rebuild over an index, killed after its removal number 0, ``every``, 2 x ``every``,
+    … until one is not killed; after each, the next build must leave nothing but the index.
+    Returns how many removals the rebuild makes: the count the steps went through."""
     docs = tmp_path / "docs"
     write(docs / "a.md", "# Zwroty\n\nZwrot pieniędzy w ciągu 14 dni.\n")
     write(docs / "b.md", "# Dostawa\n\nPaczki wysyłamy w dwa dni.\n")
     embedder = HashingEmbedder()
-    killed = 0
-    for steps in range(60):
+    built = tmp_path / "built" / "index"
+    build_index(docs, built, embedder=embedder)  # each step starts from a copy of this index
+    for steps in range(0, 60, every):
         root = tmp_path / f"r{steps}"
         index = root / "index"
-        build_index(docs, index, embedder=embedder)
+        shutil.copytree(built, index)
         with monkeypatch.context() as patch:
-            _kill_after(patch, steps)
+            done = _kill_after(patch, steps)
             try:
                 build_index(docs, index, embedder=embedder, full=True)
             except _Killed:
-                killed += 1
+                pass
             else:
-                break
+                return done[0]
         report = build_index(docs, index, embedder=embedder, full=True)
         assert not any("not made by semsearch" in w for w in report.warnings), (steps, report.warnings)
         assert os.listdir(root) == ["index"], (steps, os.listdir(root))
         load_index(index)
-    assert killed > 10  # every file of the old index, its marker and its folder
+    raise AssertionError("a rebuild killed after 60 removals and more")
+
+
+def test_a_rebuild_killed_after_any_removal_is_cleaned_up_by_the_next_build(tmp_path, monkeypatch):
+    """The old index swapped out, the journal, the marker: killed after every third removal (each
+    one in the slow twin), the next build leaves nothing but the index, and says nothing of
+    folders not made by semsearch."""
+    assert _rebuilds_killed_after_removals(tmp_path, monkeypatch, every=3) > 10  # files, marker, folder
+
+
+@pytest.mark.slow
+def test_a_rebuild_killed_after_each_removal_is_cleaned_up_by_the_next_build(tmp_path, monkeypatch):
+    assert _rebuilds_killed_after_removals(tmp_path, monkeypatch, every=1) > 10
 
 
 def test_an_empty_folder_of_a_name_semsearch_never_gives_is_left_alone(tmp_path):
