@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -88,3 +89,16 @@ def meta_record(**fields):
         "offtopic": OfftopicRecord(),
     }
     return IndexMeta(**{**defaults, **fields})
+
+
+def semsearch_here(*args: object, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``semsearch ARGS`` in this process (Typer's CliRunner, ``env`` set meanwhile), as a finished
+    process: the command line's own handling of errors and output without starting an interpreter.
+    For what does not depend on the process; the slow lane runs the same in a fresh one."""
+    from typer.testing import CliRunner
+
+    from semsearch.cli.commands import app
+
+    words = [str(arg) for arg in args]
+    result = CliRunner().invoke(app, words, env=env)
+    return subprocess.CompletedProcess(["semsearch", *words], result.exit_code, result.stdout, result.stderr)

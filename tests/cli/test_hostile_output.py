@@ -19,10 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from semsearch.build.pipeline import build_index
-from semsearch.cli.commands import app
 from semsearch.cli.render import build as render_build
 from semsearch.cli.render import eval as render_eval
 from semsearch.cli.render import info as render_info
@@ -32,7 +30,7 @@ from semsearch.collection import Collection
 from semsearch.errors import UsageError
 from semsearch.evaluation.quality import Question, evaluate
 from semsearch.retrieve.opening import load_index
-from tests.helpers import REPO, write
+from tests.helpers import REPO, semsearch_here, write
 
 RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 """What must never reach stdout or stderr from a user's files (the tab: Rich expands it)."""
@@ -185,11 +183,8 @@ def run(*args: str, home: Path, env: dict[str, str] | None = None, **options) ->
 
 
 def run_here(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """As ``run``, in this process (Typer's CliRunner): the same command line without starting an
-    interpreter, for what does not depend on the process (the slow twins run ``run``)."""
-    environment = {"HOME": str(home), "COLUMNS": "200", **(env or {})}
-    result = CliRunner().invoke(app, list(args), env=environment)
-    return subprocess.CompletedProcess(["semsearch", *args], result.exit_code, result.stdout, result.stderr)
+    """As ``run``, in this process (``semsearch_here``)."""
+    return semsearch_here(*args, env={"HOME": str(home), "COLUMNS": "200", **(env or {})})
 
 
 RUNS = [run_here, pytest.param(run, marks=pytest.mark.slow)]

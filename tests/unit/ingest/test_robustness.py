@@ -18,7 +18,7 @@ import pytest
 from semsearch.ingest.sources import Skipped, discover, read_source
 from semsearch.store.records import FileRecord
 from semsearch.store.staleness import changed_recorded
-from tests.helpers import REPO, write
+from tests.helpers import REPO, semsearch_here, write
 
 TIMEOUT = 90  # seconds: a build of a few files takes ~6 s with the real model on a busy machine
 
@@ -346,9 +346,14 @@ def test_json_output_and_questions_with_bytes_that_are_not_utf8(docs, tmp_path):
 # 5. User text is printed literally, never read as Rich markup (or emoji codes).
 
 
+@pytest.mark.parametrize(
+    "command",
+    [semsearch_here, pytest.param(cli, marks=pytest.mark.slow)],
+    ids=["in process", "a fresh process"],
+)
 @pytest.mark.parametrize("index", ["[/x]", "idx[red]", "[bold]idx:smile:"])
-def test_an_error_naming_a_path_with_brackets_is_one_literal_line(index, tmp_path):
-    result = cli("ask", "q", "--index", tmp_path / index)
+def test_an_error_naming_a_path_with_brackets_is_one_literal_line(index, tmp_path, command):
+    result = command("ask", "q", "--index", tmp_path / index)
     assert_no_traceback(result)
     assert result.returncode == 2, result.stderr
     assert result.stderr == f"error: no index at {tmp_path / index}/ (no such folder); " + (
