@@ -226,6 +226,7 @@ def test_a_build_never_writes_a_nan_vector(tmp_path):
             return vectors
 
     write(tmp_path / "docs" / "a.md", "# Zwroty\n\nZwrot pieniędzy w ciągu 14 dni.\n")
+    write(tmp_path / "docs" / "b.md", "# Dostawa\n\nPaczki wysyłamy w dwa dni.\n")
     with pytest.raises(ModelError, match="NaN, infinite, zero"):
         build_index(tmp_path / "docs", tmp_path / "index", embedder=Broken())
     assert not (tmp_path / "index").exists()
