@@ -300,12 +300,14 @@ def _kill_after(monkeypatch, steps: int) -> list[int]:
     return done
 
 
-def test_a_journal_removal_killed_at_any_step_is_finished_by_the_next_build(tmp_path, monkeypatch):
+def _journal_removals_killed(tmp_path: Path, monkeypatch, every: int) -> None:
+    """A journal's removal killed after 0, ``every``, 2 x ``every``, … of its removals (up to 11):
+    the next build finishes it, and says nothing of folders not made by semsearch."""
     docs = tmp_path / "docs"
     write(docs / "a.md", "# Zwroty\n\nZwrot pieniędzy w ciągu 14 dni.\n")
     embedder = HashingEmbedder()
     files = None
-    for steps in range(0, 12):
+    for steps in range(0, 12, every):
         index = tmp_path / f"index{steps}"
         journal = Journal(index, embedder.spec, embedder.dim)
         for i in range(3):
@@ -321,6 +323,16 @@ def test_a_journal_removal_killed_at_any_step_is_finished_by_the_next_build(tmp_
         assert not any("not made by semsearch" in w for w in report.warnings), (steps, report.warnings)
         assert not journal.folder.exists(), steps
     assert files and files > 3
+
+
+def test_a_journal_removal_killed_at_any_step_is_finished_by_the_next_build(tmp_path, monkeypatch):
+    """At every other step (each one in the slow twin)."""
+    _journal_removals_killed(tmp_path, monkeypatch, every=2)
+
+
+@pytest.mark.slow
+def test_a_journal_removal_killed_at_each_step_is_finished_by_the_next_build(tmp_path, monkeypatch):
+    _journal_removals_killed(tmp_path, monkeypatch, every=1)
 
 
 def _rebuilds_killed_after_removals(tmp_path: Path, monkeypatch, every: int) -> int:
