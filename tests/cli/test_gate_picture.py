@@ -8,10 +8,13 @@ import json
 import math
 import re
 
+import pytest
+from click.testing import Result
 from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
 from semsearch.cli.render.gate_picture import BAR, print_picture
+from semsearch.cli.render.terminal import console
 from semsearch.evaluation.picture import gate_picture
 from semsearch.evaluation.quality import Question, QuestionResult
 from tests.helpers import DATA, pierogi_chunks
@@ -29,10 +32,20 @@ def picture_lines(output: str) -> list[str]:
     return [line for line in lines[start + 2 : end] if not line.startswith("  (a mark per ")]
 
 
-def test_the_picture_counts_each_groups_first_passages_on_either_side_of_the_gate(fake_sample_index):
+@pytest.fixture(scope="module")
+def evaluated(fake_sample_index) -> tuple[Result, dict]:
+    """``eval`` of the sample questions on the fake sample index, printed and as --json (run once
+    for the tests that read them; consoles made afresh, as for a test of its own)."""
     index = str(fake_sample_index)
+    console.cache_clear()
     printed = runner.invoke(app, ["eval", str(QUESTIONS), "--index", index])  # not a terminal: plain
     data = json.loads(runner.invoke(app, ["eval", str(QUESTIONS), "--index", index, "--json"]).stdout)
+    console.cache_clear()
+    return printed, data
+
+
+def test_the_picture_counts_each_groups_first_passages_on_either_side_of_the_gate(evaluated):
+    printed, data = evaluated
     assert printed.exit_code == 0, printed.output
     margin, picture = data["gate"]["value"], data["gate_picture"]
     # Each question's place on the margin's scale, from its own row: score less threshold, plus margin.
@@ -83,10 +96,8 @@ def test_the_picture_counts_each_groups_first_passages_on_either_side_of_the_gat
     assert end - start > 10 and all(len(line) < 80 for line in drawn[start:end])  # fits, never wraps
 
 
-def test_the_trade_off_shows_the_margin_in_force_and_the_one_calibrate_would_write(fake_sample_index):
-    index = str(fake_sample_index)
-    printed = runner.invoke(app, ["eval", str(QUESTIONS), "--index", index]).stdout
-    data = json.loads(runner.invoke(app, ["eval", str(QUESTIONS), "--index", index, "--json"]).stdout)
+def test_the_trade_off_shows_the_margin_in_force_and_the_one_calibrate_would_write(evaluated):
+    printed, data = evaluated[0].stdout, evaluated[1]
     rows = data["gate_picture"]["tradeoff"]
     assert [row["margin"] for row in rows] == sorted(row["margin"] for row in rows) and len(rows) >= 7
     in_force = [row for row in rows if row["in_force"]]
