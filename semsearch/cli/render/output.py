@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from semsearch.cli.render.terminal import Notes, _say, flush_stdout, silence_stdout
@@ -284,15 +285,15 @@ def question_cut(asked: str, searched: str, limit: int, notes: Notes) -> None:
 
 
 def stale_warning(changed: list[str], index: Index, notes: Notes) -> None:
+    from semsearch.store.staleness import any_recorded_left
+
     docs_root = index.meta.docs_root
     if not os.path.isdir(docs_root):
         notes.warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
         return
     recorded = index.meta.files
     if (
-        changed
-        and set(changed) == set(recorded)
-        and not any(os.path.exists(os.path.join(docs_root, *name.split("/"))) for name in recorded)
+        changed and set(changed) == set(recorded) and not any_recorded_left(Path(docs_root), recorded)
     ):  # a build would find nothing to index: no advice to run one
         notes.warning(
             f"every indexed file was removed from {docs_root}/ since the build; "

@@ -18,7 +18,7 @@ import pytest
 from semsearch.ingest.sources import Skipped, discover, read_source
 from semsearch.store.records import FileRecord
 from semsearch.store.staleness import changed_recorded
-from tests.helpers import REPO, semsearch_here, write
+from tests.helpers import FAKE_MODEL, REPO, semsearch_here, write
 
 TIMEOUT = 90  # seconds: a build of a few files takes ~6 s with the real model on a busy machine
 
@@ -317,6 +317,31 @@ def test_build_ask_and_info_with_names_that_are_not_utf8(latin1_names, tmp_path)
     os.utime(os.path.join(os.fsencode(latin1_names), b"bad\xff.md"), (1, 1))  # staleness compares names
     asked = cli("ask", "zwrot pieniędzy", "--index", index)
     assert "1 file(s) changed since the index was built (bad\\xff.md)" in asked.stderr
+
+
+def test_the_stale_warning_looks_for_the_files_by_their_real_names(tmp_path):
+    """Every recorded file changed, none removed: ask advises a build. It said "every indexed file
+    was removed" when the names were not UTF-8, looking for ``bad\\xff.md`` itself."""
+    from typer.testing import CliRunner
+
+    from semsearch.build.pipeline import build_index
+    from semsearch.cli.commands import app
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write_bytes_name(docs, b"bad\xff.md", "# Zwroty\n\nZwrot pieniędzy w ciągu 14 dni.\n")
+    write_bytes_name(docs, b"caf\xe9.md", "# Kawiarnia\n\nKawa z mlekiem.\n")
+    build_index(docs, tmp_path / "index", model=FAKE_MODEL)
+    for name in (b"bad\xff.md", b"caf\xe9.md"):
+        os.utime(os.path.join(os.fsencode(docs), name), (1, 1))
+    ask = ["ask", "zwrot pieniędzy", "--index", str(tmp_path / "index")]
+    asked = CliRunner().invoke(app, ask)
+    assert "2 file(s) changed since the index was built (bad\\xff.md, caf\\xe9.md)" in asked.stderr
+    assert "removed" not in asked.stderr
+    for name in (b"bad\xff.md", b"caf\xe9.md"):
+        os.unlink(os.path.join(os.fsencode(docs), name))
+    asked = CliRunner().invoke(app, ask)
+    assert "every indexed file was removed" in asked.stderr and "semsearch build" not in asked.stderr
 
 
 def test_a_docs_folder_whose_own_path_is_not_utf8_is_refused_before_embedding(tmp_path):
