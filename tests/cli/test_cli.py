@@ -38,7 +38,8 @@ def test_ask_json_shape(fake_sample_store):
     # The cosine a passage had to reach, as the reason and the MCP server's `threshold` say (not
     # the gate's margin, which `info --json` and `eval --json` give as `gate.value`).
     assert f"this question's threshold {data['threshold']:.3f}" in data["reason"]
-    assert data["ranked_by"] == "cosine similarity"  # names nothing exact: no keyword fusion
+    # hybrid mode fuses keywords into every question (less for one naming nothing exact)
+    assert data["ranked_by"] == "cosine similarity fused with keyword (BM25) scores"
     assert data["question"] == "Ile kosztuje dostawa do paczkomatu?" and data["mode"] == "hybrid"
     assert data["answered"] is True and data["reason"].startswith(f"{len(data['results'])} passage(s) reach")
     assert 1 <= len(data["results"]) <= 2
