@@ -170,8 +170,12 @@ def test_a_lower_cosine_listed_first_is_explained(sample_index):
     text = run("ask", question, "--index", sample_index, "-k", "3").stdout
     assert scores != sorted(scores, reverse=True)  # 0.839 listed above 0.845 with the default model
     assert "Listed by passages holding what the question names verbatim first" in text
-    plain = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "-k", "3").stdout
-    assert "Listed by" not in plain  # cosine order needs no note
+    plain = ("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "-k", "3")
+    reordered = [r["score"] for r in json.loads(run(*plain, "--json").stdout)["results"]]
+    # a question in plain words is fused with keywords too: the note says so when they reorder
+    note = "Listed by cosine similarity fused with keyword (BM25) scores" in run(*plain).stdout
+    assert note == (reordered != sorted(reordered, reverse=True))
+    assert "Listed by" not in run(*plain, "--mode", "dense").stdout  # cosine order needs no note
 
 
 @pytest.mark.slow
