@@ -199,7 +199,7 @@ def main() -> None:
     parser.add_argument("--match", help="only the candidates whose name holds this")
     parser.add_argument("--skip", help="leave out the candidates whose name holds this")
     parser.add_argument("--gate", action="store_true", help="the no-answer gate before and after")
-    parser.add_argument("--gate-of", help="the gate's figures with this candidate's ranking")
+    parser.add_argument("--gate-of", help="the gate's figures with this candidate's ranking (or default)")
     parser.add_argument(
         "--gate-depth",
         type=int,
@@ -225,7 +225,7 @@ def main() -> None:
     if args.gate:
         print("\n" + "\n".join(gate_table(cases, model)), flush=True)
     if args.gate_of:
-        ranker = candidates(model)[args.gate_of]
+        ranker = rows_default if args.gate_of == "default" else candidates(model)[args.gate_of]
         print(f"\nThe gate with {args.gate_of}: answered, off-topic refused (default | candidate)")
         for case in cases:
             ours, theirs = gate_of(case, rows_default), gate_of(case, ranker, args.gate_depth)
