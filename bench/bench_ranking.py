@@ -1,17 +1,19 @@
 """semsearch's default ranking against plain cosine top-k with the same model, in one run and on
 the same chunks, on every set with questions; then ranking candidates, each on every set.
 
-    PYTHONPATH=. python bench/bench_ranking.py                 # default vs plain cosine
+    PYTHONPATH=. python bench/bench_ranking.py                 # plain cosine, previous default, default
     PYTHONPATH=. python bench/bench_ranking.py --candidates    # and every candidate
     PYTHONPATH=. python bench/bench_ranking.py --misses        # the default's misses, per set
+    PYTHONPATH=. python bench/bench_ranking.py --changes       # questions won and lost, per set
     PYTHONPATH=. python bench/bench_ranking.py --gate          # the no-answer gate, before/after
     PYTHONPATH=. python bench/bench_ranking.py --json OUT.json
 
 Figures per set, over its answerable questions: doc@1 (the first result is in a right file),
 doc@3 (a right file among the first three distinct files of the ranking), chunk@1 (the first
 result is the right chunk strictly: a right file and the labelled answer text in it; the
-cooking set is labelled by file only, so there chunk@1 is doc@1). Candidates are shown as the
-change against the default (+won/-lost questions on doc@1). Which sets are tuned on and which
+cooking set is labelled by file only, so there chunk@1 is doc@1). The previous default fused
+BM25 only into questions naming something exact (``previous_default``). Candidates are shown as
+the change against the default (+won/-lost questions on doc@1). Which sets are tuned on and which
 only reported on: `ranking_sets.py`. Indexes and embeddings are cached under $RANK_WORK.
 """
 
@@ -28,10 +30,19 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ranking_candidates import candidates, keyword_weight, rows_default, rows_plain_cosine  # noqa: E402
+from ranking_candidates import (  # noqa: E402
+    candidates,
+    previous_default,
+    rows_default,
+    rows_plain_cosine,
+    rows_previous,
+)
 from ranking_sets import SETS, TUNE, CachedModel, Case, load_case  # noqa: E402
 
+import semsearch.gate.decision as decision_module  # noqa: E402
 from semsearch.evaluation.quality import evaluate, is_hit  # noqa: E402
+from semsearch.gate.decision import read_passage  # noqa: E402
+from semsearch.retrieve.answer import Ranked  # noqa: E402
 from semsearch.retrieve.index import all_unheld  # noqa: E402
 
 
@@ -60,14 +71,16 @@ def machine_load() -> str:
 
 def base_table(cases: list[Case], base: dict) -> list[str]:
     lines = [
-        "| set | split | questions | doc@1 cosine / default | doc@3 cosine / default "
-        "| chunk@1 cosine / default |",
+        "| set | split | questions | doc@1 cosine / previous / default "
+        "| doc@3 cosine / previous / default | chunk@1 cosine / previous / default |",
         "| --- | --- | ---: | --- | --- | --- |",
     ]
     for case in cases:
-        cos, ours = figures(base[case.name]["cosine"]), figures(base[case.name]["default"])
+        found = base[case.name]
+        cos, old, ours = figures(found["cosine"]), figures(found["previous"]), figures(found["default"])
         cells = [
-            f"{cos[m]:.3f} / {ours[m]:.3f} ({ours[m] - cos[m]:+.3f})" for m in ("doc@1", "doc@3", "chunk@1")
+            f"{cos[m]:.3f} / {old[m]:.3f} / {ours[m]:.3f} ({ours[m] - cos[m]:+.3f})"
+            for m in ("doc@1", "doc@3", "chunk@1")
         ]
         lines.append(f"| {case.name} | {case.split} | {len(case.answerable)} | " + " | ".join(cells) + " |")
     return lines
@@ -96,12 +109,24 @@ def misses(case: Case, base: dict) -> list[str]:
     return lines
 
 
-PREVIOUS_KEYWORD_WEIGHT = 1.0
-"""BM25's weight in hybrid fusion before this round (equal weights)."""
+def changes(case: Case, base: dict) -> list[str]:
+    """The questions the default wins or loses against the previous default, doc@1 or chunk@1."""
+    old, ours = base[case.name]["previous"], base[case.name]["default"]
+    lines = []
+    for n, i in enumerate(case.answerable):
+        moved = [m for m in ("doc@1", "chunk@1") if old[m][n] != ours[m][n]]
+        if moved:
+            sign = "+" if ours[moved[0]][n] else "-"
+            first = case.index.chunks[int(rows_default(case, i)[0])]
+            lines.append(
+                f"  {case.name} {sign}{'/'.join(moved)}: {case.questions[i].question!r} -> {first.location}"
+            )
+    return lines
 
 
 def gate_figures(case: Case, model: CachedModel) -> dict[str, float | None]:
-    """Answered, off-topic refused and top-1 through ``semsearch eval``'s own path."""
+    """Answered, off-topic refused and top-1 through ``semsearch eval``'s own path (``evaluate``:
+    the default ranking, the gate reading ``read_passage``'s choice)."""
     results = evaluate(case.index, model, case.questions, k=3).results
     answerable = [r for r in results if r.question.answerable]
     offtopic = [r for r in results if r.question.kind == "offtopic"]
@@ -113,21 +138,26 @@ def gate_figures(case: Case, model: CachedModel) -> dict[str, float | None]:
     }
 
 
-def gate_of(case: Case, ranker, depth: int = 1) -> dict[str, float | None]:
+def gate_of(case: Case, ranker, depth: int = decision_module.GATE_DEPTH) -> dict[str, float | None]:
     """Answered and off-topic refused when ``ranker`` orders the passages: ``eval``'s decision
-    (``Gate.decide``) on the best cosine among the first ``depth`` ranked passages (1: the
-    first passage's, as ``ask`` and ``eval`` decide today)."""
+    (``read_passage``, ``Gate.decide``) with the gate reading the first ``depth`` ranked
+    passages (1: the first passage alone, as before this round)."""
     index = case.index
     answered, refused = [], []
     for i, question in enumerate(case.questions):
-        rows = ranker(case, i)
-        first = int(rows[0])
-        best = max(float(case.cosines[i][int(row)]) for row in rows[:depth])
         text = question.question
+        parsed = index.parse(text)
+        exact_rows = set(index.identifier_rows(parsed).tolist())
+        rows = [int(row) for row in ranker(case, i)]
+        ranked = [Ranked(row, float(case.cosines[i][row]), row in exact_rows) for row in rows]
+        kept, decision_module.GATE_DEPTH = decision_module.GATE_DEPTH, depth
+        try:
+            read = read_passage(ranked)
+        finally:
+            decision_module.GATE_DEPTH = kept
         baseline = index.gate.baseline(text, case.vectors[i], case.cosines[i].astype(np.float32))
-        exact = first in set(index.identifier_rows(text).tolist())
-        unheld = bool(all_unheld(index.named_rows(text)))
-        passes = index.gate.decide(best, exact, baseline, unheld).answered
+        unheld = bool(all_unheld(index.named_rows(parsed)))
+        passes = index.gate.decide(read.score, read.exact, baseline, unheld).answered
         if question.answerable:
             answered.append(passes)
         elif question.kind == "offtopic":
@@ -139,13 +169,14 @@ def gate_of(case: Case, ranker, depth: int = 1) -> dict[str, float | None]:
 
 
 def gate_table(cases: list[Case], model: CachedModel) -> list[str]:
-    """The gate before (BM25 at equal weight in fusion) and after, in one run."""
+    """The gate before (BM25 fused only into questions naming something exact, the gate reading
+    the first passage: ``previous_default``) and after, in one run."""
     lines = [
         "| set | split | answered before / after | off-topic refused before / after | top-1 before / after |",
         "| --- | --- | --- | --- | --- |",
     ]
     for case in cases:
-        with keyword_weight(PREVIOUS_KEYWORD_WEIGHT):
+        with previous_default():
             before = gate_figures(case, model)
         after = gate_figures(case, model)
 
@@ -163,13 +194,17 @@ def main() -> None:
     )
     parser.add_argument("--candidates", action="store_true")
     parser.add_argument("--misses", action="store_true")
+    parser.add_argument("--changes", action="store_true", help="questions won and lost, per set")
     parser.add_argument("--only", help="comma-separated set names")
     parser.add_argument("--match", help="only the candidates whose name holds this")
     parser.add_argument("--skip", help="leave out the candidates whose name holds this")
     parser.add_argument("--gate", action="store_true", help="the no-answer gate before and after")
-    parser.add_argument("--gate-of", help="the gate's figures with this candidate's ranking")
+    parser.add_argument("--gate-of", help="the gate's figures with this candidate's ranking (or default)")
     parser.add_argument(
-        "--gate-depth", type=int, default=1, help="with --gate-of: the gate reads the best of the first N"
+        "--gate-depth",
+        type=int,
+        default=decision_module.GATE_DEPTH,
+        help="with --gate-of: the gate reads the first N ranked passages",
     )
     parser.add_argument("--json")
     args = parser.parse_args()
@@ -178,7 +213,11 @@ def main() -> None:
     print(machine_load(), "(start)", flush=True)
     cases = [load_case(name, model) for name in names]
     base = {
-        c.name: {"cosine": outcomes(c, rows_plain_cosine), "default": outcomes(c, rows_default)}
+        c.name: {
+            "cosine": outcomes(c, rows_plain_cosine),
+            "previous": outcomes(c, rows_previous),
+            "default": outcomes(c, rows_default),
+        }
         for c in cases
     }
     print("\n".join(base_table(cases, base)), flush=True)
@@ -186,7 +225,7 @@ def main() -> None:
     if args.gate:
         print("\n" + "\n".join(gate_table(cases, model)), flush=True)
     if args.gate_of:
-        ranker = candidates(model)[args.gate_of]
+        ranker = rows_default if args.gate_of == "default" else candidates(model)[args.gate_of]
         print(f"\nThe gate with {args.gate_of}: answered, off-topic refused (default | candidate)")
         for case in cases:
             ours, theirs = gate_of(case, rows_default), gate_of(case, ranker, args.gate_depth)
@@ -195,6 +234,10 @@ def main() -> None:
     if args.misses:
         for case in cases:
             print("\n".join(misses(case, base)))
+    if args.changes:
+        print("\nQuestions the default wins (+) and loses (-) against the previous default")
+        for case in cases:
+            print("\n".join(changes(case, base)))
     if args.candidates:
         tuned = [c for c in cases if c.split == TUNE]
         ordered = tuned + [c for c in cases if c.split != TUNE]

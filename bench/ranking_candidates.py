@@ -1,7 +1,8 @@
 """Ranking candidates for `bench_ranking.py`. Each gives, for one question, the dense score of
 every chunk that replaces the cosine in semsearch's default pipeline (``Index.ranked``: fusion
-with BM25 for questions naming something exact, passages holding a named code first), so a
-candidate changes only what it is about. Plain cosine and the default itself are rankers too.
+with BM25, passages holding a named code first), so a candidate changes only what it is about.
+Plain cosine, the default itself and the previous default (BM25 fused only into questions naming
+something exact, the gate reading the first passage) are rankers too.
 """
 
 from __future__ import annotations
@@ -27,10 +28,34 @@ def rows_plain_cosine(case, i: int) -> np.ndarray:
 
 def rows_default(case, i: int, dense: np.ndarray | None = None) -> np.ndarray:
     """semsearch's default ranking (hybrid mode), with ``dense`` in place of the cosine."""
-    question = case.questions[i].question
+    question = case.index.parse(case.questions[i].question)
     scores = case.cosines[i] if dense is None else dense
     ranked = case.index.ranked(question, case.vectors[i], DEPTH, cosine=np.asarray(scores, np.float32))
     return np.array([r.row for r in ranked], dtype=np.int64)
+
+
+def rows_previous(case, i: int) -> np.ndarray:
+    """The default before BM25 was fused into every question: only into those naming
+    something exact (``previous_default``)."""
+    with previous_default():
+        return rows_default(case, i)
+
+
+@contextmanager
+def previous_default() -> Iterator[None]:
+    """For the time being, the default as it was before this round: hybrid mode fusing BM25 only
+    into questions naming something exact, and the gate (``ask``, ``eval``) reading the first
+    ranked passage, not ``read_passage``'s choice among the first three."""
+    import semsearch.evaluation.quality as quality_module
+    import semsearch.retrieve.index as index_module
+
+    kept = index_module.fuses, index_module.read_passage, quality_module.read_passage
+    index_module.fuses = lambda mode, question: mode == "hybrid" and question.names_exact
+    index_module.read_passage = quality_module.read_passage = lambda ranked: ranked[0] if ranked else None
+    try:
+        yield
+    finally:
+        index_module.fuses, index_module.read_passage, quality_module.read_passage = kept
 
 
 # --- document-level aggregation -------------------------------------------------------------
@@ -120,18 +145,6 @@ def heading_trigram(weight: float) -> Dense:
     return dense
 
 
-def body_bm25(weight: float) -> Dense:
-    """BM25 over the whole chunk fused into every question (the default fuses it only into
-    questions naming something exact), at ``weight``."""
-
-    def dense(case, i: int) -> np.ndarray:
-        keyword = case.index.keywords.scores(case.questions[i].question)
-        top = float(keyword.max())
-        return _rescaled(case.cosines[i]) + (weight * keyword / top if top > 0 else 0.0)
-
-    return dense
-
-
 # --- the chunk embedded without its heading path ----------------------------------------------
 
 
@@ -165,47 +178,30 @@ def prf(m: int, beta: float) -> Dense:
     return dense
 
 
-def fusion_weight(weight: float) -> Callable:
-    """The default with BM25 weighed ``weight`` where it fuses (questions naming something
-    exact; ``retrieve.search.KEYWORD_WEIGHT``): a ranker, not a dense score."""
+def fusion_weight(weight: float, name: str = "KEYWORD_WEIGHT") -> Callable:
+    """The default with BM25 weighed ``weight`` for the questions naming something exact
+    (``name`` ``KEYWORD_WEIGHT``) or for those in plain words (``PLAIN_KEYWORD_WEIGHT``;
+    both in ``retrieve.search``): a ranker, not a dense score."""
 
     def rows(case, i: int) -> np.ndarray:
-        with keyword_weight(weight):
+        with keyword_weight(weight, name):
             return rows_default(case, i)
 
     return rows
 
 
 @contextmanager
-def keyword_weight(weight: float) -> Iterator[None]:
-    """``Index.ranked`` fusing with BM25 weighed ``weight`` for the time being."""
-    import semsearch.retrieve.index as index_module
+def keyword_weight(weight: float, name: str = "KEYWORD_WEIGHT") -> Iterator[None]:
+    """``Index.ranked`` fusing with BM25 weighed ``weight`` (``name``: for the questions naming
+    something exact, or ``PLAIN_KEYWORD_WEIGHT``) for the time being."""
+    import semsearch.retrieve.search as search_module
 
-    kept = index_module.KEYWORD_WEIGHT
-    index_module.KEYWORD_WEIGHT = weight
+    kept = getattr(search_module, name)
+    setattr(search_module, name, weight)
     try:
         yield
     finally:
-        index_module.KEYWORD_WEIGHT = kept
-
-
-def bm25_every_question(weight: float) -> Callable:
-    """Hybrid fusing every question: BM25 at ``weight`` for a question in plain words, at
-    ``KEYWORD_WEIGHT`` (as now) for one naming something exact. A ranker."""
-    import semsearch.retrieve.index as index_module
-    from semsearch.retrieve.search import KEYWORD_WEIGHT, names_something_exact
-
-    def rows(case, i: int) -> np.ndarray:
-        question = case.questions[i].question
-        kept = index_module.fuses
-        index_module.fuses = lambda mode, q: mode == "hybrid"
-        try:
-            with keyword_weight(KEYWORD_WEIGHT if names_something_exact(question) else weight):
-                return rows_default(case, i)
-        finally:
-            index_module.fuses = kept
-
-    return rows
+        setattr(search_module, name, kept)
 
 
 def candidates(model) -> dict[str, Callable]:
@@ -221,18 +217,16 @@ def candidates(model) -> dict[str, Callable]:
         found[f"heading BM25 w={weight}"] = heading_bm25(weight)
     for weight in (0.1, 0.2, 0.3):
         found[f"heading trigrams w={weight}"] = heading_trigram(weight)
-    for weight in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
-        found[f"body BM25, every question, w={weight}"] = body_bm25(weight)
     for share in (1.0, 0.5):
         found[f"embedded without heading path, share {share}"] = without_headings(model, share)
     for m, beta in ((3, 0.3), (3, 0.6), (5, 0.3)):
         found[f"PRF m={m} beta={beta}"] = prf(m, beta)
     rankers = {name: _ranker(dense) for name, dense in found.items()}
-    for weight in (0.3, 0.4, 0.5):
-        name = f"hybrid fuses every question, plain ones at BM25 weight {weight}"
-        rankers[name] = bm25_every_question(weight)
-    for weight in (0.25, 0.4, 0.5, 0.6, 0.75, 0.9, 1.0):
-        rankers[f"fusion (exact questions) BM25 weight {weight}"] = fusion_weight(weight)
+    rankers["previous default: BM25 fused only into questions naming something exact"] = rows_previous
+    for weight in (0.2, 0.3, 0.35, 0.45, 0.5, 0.6):
+        rankers[f"plain questions: BM25 weight {weight}"] = fusion_weight(weight, "PLAIN_KEYWORD_WEIGHT")
+    for weight in (0.25, 0.4, 0.6, 0.75, 1.0):
+        rankers[f"exact questions: BM25 weight {weight}"] = fusion_weight(weight)
     return rankers
 
 

@@ -2,7 +2,8 @@
 
 For the eval questions, the bank (every language) and the corpus's section titles asked as
 questions: the full cosine row against every chunk, BM25 rows, and (eval questions) the hybrid
-ranking eval uses (first row, its cosine, exact flag, rank of the first correct chunk).
+ranking eval uses (the row the gate reads, its cosine and exact flag, rank of the first correct
+chunk).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.gate.common import SETS, WORK, CachedEmbedder, index_dir, questions_of  # noqa: E402
 from semsearch.evaluation.quality import is_hit  # noqa: E402
 from semsearch.gate.bank import bank_vectors, offtopic_bank  # noqa: E402
+from semsearch.gate.decision import read_passage  # noqa: E402
 from semsearch.gate.threshold import section_titles  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
 
@@ -55,9 +57,10 @@ def features(name: str, embedder: CachedEmbedder) -> dict:
     first, first_score, first_exact, ranks = [], [], [], []
     for q, v in zip(questions, qv, strict=True):
         ranking = index.ranked(index.parse(q.question), v, 10, "hybrid")
-        first.append(ranking[0].row)
-        first_score.append(ranking[0].score)
-        first_exact.append(ranking[0].exact)
+        read = read_passage(ranking)  # the passage the gate reads, as ``ask`` and ``eval`` do
+        first.append(read.row)
+        first_score.append(read.score)
+        first_exact.append(read.exact)
         rank = next((n for n, r in enumerate(ranking, 1) if is_hit(q, index.chunks[r.row])), None)
         ranks.append(rank if q.answerable else None)
     out.update(first=np.array(first), first_score=np.array(first_score), first_exact=np.array(first_exact))

@@ -63,12 +63,12 @@ class GatePicture:
 
 
 def position(result: QuestionResult) -> float:
-    """Where the question's first passage lands on the margin's scale (see the module)."""
-    return result.first_score - result.threshold + result.margin
+    """Where the passage the gate read lands on the margin's scale (see the module)."""
+    return result.read_score - result.threshold + result.margin
 
 
 def gate_picture(results: Sequence[QuestionResult], margin: float, suggested: float | None) -> GatePicture:
-    drawn = [r for r in results if r.first is not None and math.isfinite(r.first_score)]
+    drawn = [r for r in results if r.first is not None and math.isfinite(r.read_score)]
     positions = [position(r) for r in drawn]
     width, edges = _edges(positions, margin)
     bins = []

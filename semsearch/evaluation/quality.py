@@ -20,7 +20,7 @@ import numpy as np
 from semsearch.defaults import DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
 from semsearch.errors import QuestionsError, path_problem
-from semsearch.gate.decision import Verdict, decide
+from semsearch.gate.decision import GATE_DEPTH, Verdict, decide, read_passage
 from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.sources import docs_relative
 from semsearch.retrieve.index import Index, all_unheld
@@ -57,7 +57,9 @@ class Question:
 class QuestionResult:
     question: Question
     first: Chunk | None
-    first_score: float
+    """The first-ranked passage (None: nothing ranked)."""
+    read_score: float
+    """The cosine of the passage the gate read (``gate.decision.read_passage``; -inf: none)."""
     rank: int | None
     """1-based rank of the first result that meets the expectations (None: not in the top 10)."""
     baseline: float
@@ -65,31 +67,33 @@ class QuestionResult:
     margin: float
     """The index's margin in force (``Gate.margin``)."""
 
-    first_exact: bool = False
-    """The first result contains a code or reference the question names verbatim (an answer at any score)."""
+    read_exact: bool = False
+    """The passage the gate read holds what the question names verbatim (an answer at any score)."""
+    read_rank: int | None = None
+    """Where the passage the gate read ranked (1-based; None: nothing ranked)."""
     legacy: bool = False
     """The index predates the relevance rule (see ``threshold.answer_threshold``)."""
     names_unheld: bool = False
     """Everything the question names verbatim is in no indexed file (see ``decide``)."""
 
     def verdict_at(self, margin: float) -> Verdict:
-        """The gate's decision on the first result with the margin ``margin``: ``ask``'s own
+        """The gate's decision on the passage it read with the margin ``margin``: ``ask``'s own
         (``gate.decision.decide``)."""
-        first_score = self.first_score if self.first is not None else None
-        return decide(first_score, self.first_exact, self.baseline, margin, self.legacy, self.names_unheld)
+        read_score = self.read_score if self.first is not None else None
+        return decide(read_score, self.read_exact, self.baseline, margin, self.legacy, self.names_unheld)
 
     def threshold_at(self, margin: float) -> float:
-        """The cosine the first result had to reach with the margin ``margin``."""
+        """The cosine the passage the gate read had to reach with the margin ``margin``."""
         return self.verdict_at(margin).threshold
 
     def passes_at(self, margin: float) -> bool:
-        """Whether the first result counts as an answer with the margin ``margin``."""
+        """Whether the passage the gate read counts as an answer with the margin ``margin``."""
         return self.verdict_at(margin).answered
 
     @property
     def relevance(self) -> float:
-        """The first result's cosine on the scale of the cut (see ``passes_at``)."""
-        return self.first_score if self.legacy else self.first_score - self.baseline
+        """The read passage's cosine on the scale of the cut (see ``passes_at``)."""
+        return self.read_score if self.legacy else self.read_score - self.baseline
 
     @property
     def passes(self) -> bool:
@@ -265,7 +269,7 @@ def evaluate(
                 "(paths are relative to the docs folder, or as the shell gives them); it can only miss"
             )
     vectors = embedder.embed_queries([q.question for q in questions])
-    depth = max(k, 3, MRR_DEPTH, *ks)
+    depth = max(k, 3, GATE_DEPTH, MRR_DEPTH, *ks)
     results = []
     for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
         cosine = index.cosines(vector)
@@ -273,12 +277,14 @@ def evaluate(
         ranking = index.ranked(parsed, vector, depth, mode, cosine=cosine)
         rank = next((n for n, r in enumerate(ranking, 1) if is_hit(question, index.chunks[r.row])), None)
         first = index.chunks[ranking[0].row] if ranking else None
+        read = read_passage(ranking)  # as ``Index.search`` reads it
         results.append(
             QuestionResult(
                 question=question,
                 first=first,
-                first_score=ranking[0].score if ranking else float("-inf"),
-                first_exact=bool(ranking and ranking[0].exact),
+                read_score=read.score if read else float("-inf"),
+                read_exact=bool(read and read.exact),
+                read_rank=ranking.index(read) + 1 if read else None,
                 rank=rank if question.answerable else None,
                 baseline=index.gate.baseline(question.question, vector, cosine),
                 margin=index.gate.margin,
@@ -311,7 +317,7 @@ def _metrics(results: list[QuestionResult], k: int, ks: Sequence[int] = ()) -> d
     def share(items: list[QuestionResult], test: Callable[[QuestionResult], bool]) -> float | None:
         return round(sum(map(test, items)) / len(items), 4) if items else None
 
-    correct_first = [r.first_score for r in answerable if r.rank == 1]
+    correct_first = [r.read_score for r in answerable if r.rank == 1]
     metrics: dict[str, float | int | None] = {
         "questions": len(results),
         "answerable": len(answerable),
@@ -330,7 +336,7 @@ def _metrics(results: list[QuestionResult], k: int, ks: Sequence[int] = ()) -> d
         "answered_correct": share(answerable, lambda r: r.passes and r.rank == 1),
         "rejected": share(unanswerable, lambda r: not r.passes),
         "lowest_correct_first_score": round(min(correct_first), 4) if correct_first else None,
-        "highest_unanswerable_score": round(max(r.first_score for r in unanswerable), 4)
+        "highest_unanswerable_score": round(max(r.read_score for r in unanswerable), 4)
         if unanswerable
         else None,
     }

@@ -1,10 +1,12 @@
-"""The no-answer decision of one index: what a question's first passage must reach, and whether
-it does. ``ask`` (``retrieve.index``), ``eval``, MCP and the bench all decide through ``decide``."""
+"""The no-answer decision of one index: which ranked passage it reads (``read_passage``), what
+that passage must reach, and whether it does. ``ask`` (``retrieve.index``), ``eval``, MCP and the
+bench all decide through ``read_passage`` and ``decide``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -25,27 +27,64 @@ from semsearch.gate.threshold import (
 from semsearch.ingest.chunk import Chunk
 from semsearch.store.meta import IndexMeta
 
+GATE_DEPTH = 3
+"""How many of the first ranked passages the gate reads, whatever ``-k`` is (so ``-k`` changes
+how many passages are shown, never whether there is an answer)."""
+
+
+class Scored(Protocol):
+    """A ranked passage as the gate reads it (``retrieve.answer.Ranked``)."""
+
+    @property
+    def score(self) -> float:
+        """Its cosine similarity to the question."""
+        ...
+
+    @property
+    def exact(self) -> bool:
+        """It holds what the question names verbatim (an answer whatever its cosine)."""
+        ...
+
+
+P = TypeVar("P", bound=Scored)
+
+
+def read_passage(ranked: Sequence[P]) -> P | None:
+    """The passage the gate reads: among the first ``GATE_DEPTH`` of ``ranked`` (best first), the
+    first that holds what the question names verbatim, else the one with the highest cosine (the
+    first of equal ones); None when nothing is ranked.
+
+    The gate's cut is calibrated on cosines, and hybrid mode orders passages by cosine fused with
+    BM25, so the first-ranked passage's cosine is not always the best one near the top: reading it
+    refused questions whose right passage BM25 moved first at a slightly lower cosine."""
+    top = ranked[:GATE_DEPTH]
+    if not top:
+        return None
+    return next((passage for passage in top if passage.exact), max(top, key=lambda p: p.score))
+
 
 @dataclass(frozen=True)
 class Verdict:
     threshold: float
-    """The cosine the first passage had to reach."""
+    """The cosine the passage the gate read (``read_passage``) had to reach."""
     answered: bool
 
 
 def decide(
-    first_score: float | None,
-    first_exact: bool,
+    read_score: float | None,
+    read_exact: bool,
     own_baseline: float,
     margin: float,
     legacy: bool,
     names_unheld: bool = False,
 ) -> Verdict:
-    """The one decision rule: the first-ranked passage answers when it reaches the margin plus the
-    question's baseline (see ``threshold``), or holds what the question names verbatim; never
-    when everything the question names verbatim is in no indexed file (``names_unheld``)."""
+    """The one decision rule: the passage the gate reads (``read_passage``: its cosine
+    ``read_score``, None when nothing was ranked) answers when it reaches the margin plus the
+    question's baseline (see ``threshold``), or holds what the question names verbatim
+    (``read_exact``); never when everything the question names verbatim is in no indexed file
+    (``names_unheld``)."""
     threshold = answer_threshold(margin, own_baseline, legacy)
-    answered = first_score is not None and is_answer(first_score, first_exact, threshold)
+    answered = read_score is not None and is_answer(read_score, read_exact, threshold)
     return Verdict(threshold, answered and not names_unheld)
 
 
@@ -103,9 +142,9 @@ class Gate:
         return float(baseline(rule, similarity, coverage, offset))
 
     def decide(
-        self, first_score: float | None, first_exact: bool, own_baseline: float, names_unheld: bool = False
+        self, read_score: float | None, read_exact: bool, own_baseline: float, names_unheld: bool = False
     ) -> Verdict:
-        return decide(first_score, first_exact, own_baseline, self.margin, self.legacy, names_unheld)
+        return decide(read_score, read_exact, own_baseline, self.margin, self.legacy, names_unheld)
 
     @property
     def bank_languages(self) -> list[str] | None:

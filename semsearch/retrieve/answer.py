@@ -25,22 +25,23 @@ class Answer:
     mode: str
     question_cut: bool = False
     fused: bool = False
-    """Hybrid mode ranked by cosine fused with BM25 (the question names something exact)."""
+    """Hybrid mode ranked by cosine fused with BM25 (every question; see ``search.keyword_weight``)."""
     missing: tuple[str, ...] = ()
     """Codes and references the question names verbatim that no searched passage holds
     (``PAY-999``, ``§ 99``): whatever passed the gate does not speak of them."""
     missing_elsewhere: dict[str, list[str]] = field(default_factory=dict)
     """Those of ``missing`` that files outside ``--path``/``--where`` hold, with the files."""
     best_score: float | None = None
-    """The cosine of the first-ranked passage, passed or not (None: none was ranked): what the
-    decision read, and how close a refused question came. In dense mode the highest cosine;
-    where keywords ranked the passages, a passage further down may score higher."""
+    """The cosine of the passage the gate read (``gate.decision.read_passage``: among the first
+    three ranked, the first holding what the question names verbatim, else the best cosine),
+    passed or not (None: none was ranked): how close a refused question came."""
     unheld: tuple[str, ...] = ()
     """Everything the question names verbatim, when no indexed file holds any of it: the gate
     refused the question for that (see ``gate.decision.decide``)."""
     closest: Hit | None = None
-    """When nothing passed: the first-ranked passage, below the threshold (None when answered or
-    when nothing was ranked), so that a reader can judge how near the documents came."""
+    """When nothing passed: the passage the gate read (``best_score``'s), below the threshold
+    (None when answered or when nothing was ranked), so that a reader can judge how near the
+    documents came."""
 
     @property
     def answered(self) -> bool:

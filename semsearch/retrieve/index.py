@@ -21,14 +21,14 @@ from semsearch.defaults import DEFAULT_MODE, MODES
 from semsearch.encode.keywords import KeywordIndex
 from semsearch.errors import IndexCorruptError, UsageError, about_index
 from semsearch.gate.bank import bank_sha256
-from semsearch.gate.decision import Gate, Verdict
+from semsearch.gate.decision import GATE_DEPTH, Gate, Verdict, read_passage
 from semsearch.gate.threshold import is_answer
 from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
 from semsearch.retrieve.question import ParsedQuestion
-from semsearch.retrieve.search import KEYWORD_WEIGHT, Hit, fuse, rank
+from semsearch.retrieve.search import Hit, fuse, keyword_weight, rank
 from semsearch.store.meta import IndexMeta
 from semsearch.store.reader import check_chunks, check_unit_rows
 from semsearch.store.staleness import changed_recorded
@@ -167,9 +167,9 @@ class Index:
 
         - ``dense``: cosine similarity alone.
         - ``keyword``: BM25 alone (rows sharing no token with the question are not results).
-        - ``hybrid``: cosine similarity, fused with BM25 (see ``fuse``) when the question names
-          something exact (a number, a code, a quoted phrase): embeddings blur exact strings,
-          and keywords measured worse than embeddings on questions in plain words.
+        - ``hybrid``: cosine similarity fused with BM25 (see ``fuse``), BM25 weighed more when
+          the question names something exact (a number, a code, a quoted phrase: embeddings
+          blur exact strings) than when it is in plain words (see ``search.keyword_weight``).
 
         Outside dense mode, chunks containing a code or reference the question names verbatim
         come first (see ``identifier_rows``); in hybrid mode the rest of the question orders
@@ -191,7 +191,7 @@ class Index:
                 matched = keyword > 0
                 allowed = matched if allowed is None else allowed & matched
             elif fuses(mode, question):
-                ranking = fuse(cosine, keyword, KEYWORD_WEIGHT)
+                ranking = fuse(cosine, keyword, keyword_weight(question.names_exact))
         if mode == "hybrid" and len(exact) > 1:  # they come first, ordered by the rest of the question
             ranking = np.array(ranking, dtype=np.float64)
             ranking[exact] = exact_scores(self.keyword_index(), question, cosine)[exact]
@@ -240,30 +240,31 @@ class Index:
         plain cosine threshold instead. A passage containing a code or reference the question
         names verbatim is an answer whatever its score (not in dense mode).
 
-        The first-ranked passage decides whether the question is answered, as in ``eval``: so
-        ``k`` changes how many passages are shown, never whether there is an answer (a weaker
-        passage ranked first by keywords would otherwise refuse at ``k`` = 1 what ``k`` = 3
-        answers). Below it, only the passages that pass are shown. ``question`` is parsed here,
+        The gate reads one of the first ``GATE_DEPTH`` ranked passages (``read_passage``: the
+        first holding what the question names verbatim, else the best cosine), as in ``eval``:
+        so ``k`` changes how many passages are shown, never whether there is an answer. Shown
+        are the first ``k`` of those ranked passages that pass. ``question`` is parsed here,
         once (``parse``), for every step.
         """
         parsed = self.parse(question)
         cosine = self.cosines(query_vector)
         allowed = self.allowed_rows(paths, where)
-        ranked = self.ranked(parsed, query_vector, k, mode, paths, where, cosine)
-        first_score, first_exact = (ranked[0].score, ranked[0].exact) if ranked else (None, False)
+        ranked = self.ranked(parsed, query_vector, max(k, GATE_DEPTH), mode, paths, where, cosine)
+        read = read_passage(ranked)
+        read_score, read_exact = (read.score, read.exact) if read else (None, False)
         named = self.named_rows(parsed)
         unheld = all_unheld(named) if min_score is None else ()  # the gate's rule, not a cutoff's
         own_baseline = None
         if min_score is None:
             own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
-            verdict = self.gate.decide(first_score, first_exact, own_baseline, bool(unheld))
+            verdict = self.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
         else:  # the user's own cosine cutoff
             verdict = Verdict(
-                min_score, first_score is not None and is_answer(first_score, first_exact, min_score)
+                min_score, read_score is not None and is_answer(read_score, read_exact, min_score)
             )
         threshold = verdict.threshold
         found = [r for r in ranked if is_answer(r.score, r.exact, threshold)] if verdict.answered else []
-        hits = [self._hit(n, r) for n, r in enumerate(found, 1)]
+        hits = [self._hit(n, r) for n, r in enumerate(found[:k], 1)]
         return Answer(
             question,
             hits,
@@ -273,9 +274,9 @@ class Index:
             fused=fuses(mode, parsed),
             missing=tuple(missing := self.missing_outside(named, allowed)),
             missing_elsewhere={name: files for name, files in missing.items() if files},
-            best_score=first_score,
+            best_score=read_score,
             unheld=unheld,
-            closest=self._hit(1, ranked[0]) if ranked and not hits else None,
+            closest=self._hit(1, read) if read and not hits else None,
         )
 
     def named_rows(self, question: ParsedQuestion) -> list[tuple[str, np.ndarray]]:
@@ -334,8 +335,9 @@ def is_salient(name: str) -> bool:
 
 
 def fuses(mode: str, question: ParsedQuestion) -> bool:
-    """Whether ``mode`` ranks ``question`` by cosine fused with BM25 (see ``Index.ranked``)."""
-    return mode == "hybrid" and question.names_exact
+    """Whether ``mode`` ranks ``question`` by cosine fused with BM25 (see ``Index.ranked``): in
+    hybrid mode, every question (its weight: ``search.keyword_weight``)."""
+    return mode == "hybrid"
 
 
 def _absolute(docs_root: str, source: str) -> str:

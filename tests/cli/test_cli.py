@@ -38,7 +38,8 @@ def test_ask_json_shape(fake_sample_store):
     # The cosine a passage had to reach, as the reason and the MCP server's `threshold` say (not
     # the gate's margin, which `info --json` and `eval --json` give as `gate.value`).
     assert f"this question's threshold {data['threshold']:.3f}" in data["reason"]
-    assert data["ranked_by"] == "cosine similarity"  # names nothing exact: no keyword fusion
+    # hybrid mode fuses keywords into every question (less for one naming nothing exact)
+    assert data["ranked_by"] == "cosine similarity fused with keyword (BM25) scores"
     assert data["question"] == "Ile kosztuje dostawa do paczkomatu?" and data["mode"] == "hybrid"
     assert data["answered"] is True and data["reason"].startswith(f"{len(data['results'])} passage(s) reach")
     assert 1 <= len(data["results"]) <= 2
@@ -169,8 +170,12 @@ def test_a_lower_cosine_listed_first_is_explained(sample_index):
     text = run("ask", question, "--index", sample_index, "-k", "3").stdout
     assert scores != sorted(scores, reverse=True)  # 0.839 listed above 0.845 with the default model
     assert "Listed by passages holding what the question names verbatim first" in text
-    plain = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "-k", "3").stdout
-    assert "Listed by" not in plain  # cosine order needs no note
+    plain = ("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "-k", "3")
+    reordered = [r["score"] for r in json.loads(run(*plain, "--json").stdout)["results"]]
+    # a question in plain words is fused with keywords too: the note says so when they reorder
+    note = "Listed by cosine similarity fused with keyword (BM25) scores" in run(*plain).stdout
+    assert note == (reordered != sorted(reordered, reverse=True))
+    assert "Listed by" not in run(*plain, "--mode", "dense").stdout  # cosine order needs no note
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ from tests.helpers import DATA, REPO
 runner = CliRunner()
 QUESTIONS = DATA / "docs_questions.jsonl"
 ROW_KEYS = {"line", "question", "kind", "answerable", "expected", "rank", "first", "first_file_line"}
-ROW_KEYS |= {"score", "threshold", "answered", "refused", "right"}
+ROW_KEYS |= {"score", "score_rank", "threshold", "answered", "refused", "right"}
 
 
 def eval_rows(index, *extra: str) -> list[dict]:
@@ -41,6 +41,7 @@ def test_eval_json_and_jsonl_hold_every_question(fake_sample_index):
     answerable = [row for row in rows if row["answerable"]]
     assert sum(row["rank"] == 1 for row in answerable) == round(data["top1"] * len(answerable))
     assert all(row["score"] < row["threshold"] for row in rows if not row["answered"])
+    assert all(row["score_rank"] in (1, 2, 3) for row in rows)  # the gate reads the first three
     assert all(row["refused"] == (row["answerable"] and not row["answered"]) for row in rows)
     assert any(row["refused"] for row in rows) and any(not row["answerable"] for row in rows)
     misses = {row["line"] for row in rows if not row["right"]}
@@ -65,7 +66,11 @@ def test_eval_through_a_pipe_prints_each_miss_on_one_labelled_line(sample_index)
     assert len(shown) == len(misses) and f"Misses ({len(misses)}):" in lines
     for row, line in zip(misses, shown, strict=True):
         assert line.startswith(f"  line {row['line']}: {row['question']} | expected: {row['expected']} | ")
-        assert f" | came first: {row['first']}" in line and f"first score {row['score']:.3f}" in line
+        assert f" | came first: {row['first']}" in line
+        if row["score_rank"] == 1:
+            assert f"first score {row['score']:.3f}" in line
+        else:  # the gate read a passage further down: its score and where it ranked
+            assert f"best score {row['score']:.3f} (#{row['score_rank']})" in line
         if row["answerable"] and row["rank"] and row["rank"] > 1:
             assert line.endswith(f", right passage at #{row['rank']}")
         if row["refused"]:

@@ -44,7 +44,8 @@ def _picture(report: EvalReport) -> GatePicture:
 
 def question_row(result: QuestionResult) -> dict:
     """One question's outcome for --json and --jsonl: the rank of its right passage, its first
-    passage and that passage's cosine, and the gate's decision at the question's threshold."""
+    passage, the cosine of the passage the gate read and where that ranked, and the gate's
+    decision at the question's threshold."""
     first = result.first
     return {
         "line": result.question.line,
@@ -55,7 +56,8 @@ def question_row(result: QuestionResult) -> dict:
         "rank": result.rank,
         "first": _first_location(result),
         "first_file_line": None if first is None else f"{first.source}:{first.start_line}",
-        "score": None if first is None else _round(result.first_score),
+        "score": None if first is None else _round(result.read_score),
+        "score_rank": result.read_rank,
         "threshold": _round(result.threshold),
         "answered": result.passes,
         "refused": result.refused,
@@ -194,11 +196,15 @@ def _outcome(result: QuestionResult) -> tuple[str, str]:
 
 
 def _miss_score(result: QuestionResult, k: int) -> str:
-    """The first passage's cosine, labelled, with where the right passage ranked when not first,
-    and for a question the gate refused the threshold it missed (how close it came)."""
+    """The cosine the gate read, labelled (the first passage's, or the best of the first few
+    with its rank), with where the right passage ranked when not first, and for a question the
+    gate refused the threshold it missed (how close it came)."""
     if result.first is None:
         return "no passage ranked"
-    text = f"first score {result.first_score:.3f}"
+    if result.read_rank == 1:
+        text = f"first score {result.read_score:.3f}"
+    else:
+        text = f"best score {result.read_score:.3f} (#{result.read_rank})"
     if result.refused:
         text += f" < threshold {result.threshold:.3f}"
     if not result.question.answerable:  # answered: what it passed

@@ -1,12 +1,15 @@
-"""The one decision rule (gate.decision.decide) against a brute-force reading of it."""
+"""The one decision rule (gate.decision.decide) and the passage it reads (read_passage) against
+brute-force readings of them."""
 
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
+import pytest
 
-from semsearch.gate.decision import decide
+from semsearch.gate.decision import GATE_DEPTH, decide, read_passage
+from semsearch.retrieve.answer import Ranked
 from semsearch.retrieve.index import all_unheld, is_salient
 
 
@@ -20,6 +23,44 @@ def test_decide_matches_its_definition_on_a_grid():
         assert verdict.threshold == threshold
         expected = score is not None and (exact or score >= threshold) and not unheld
         assert verdict.answered == expected
+
+
+def brute_force_read(ranked: list[Ranked]) -> int | None:
+    """The position the gate reads, by its definition: among the first three, the first exact
+    passage, else the first of those with the highest cosine."""
+    top = list(range(min(3, len(ranked))))
+    if not top:
+        return None
+    exact = [n for n in top if ranked[n].exact]
+    if exact:
+        return exact[0]
+    best = max(ranked[n].score for n in top)
+    return [n for n in top if ranked[n].score == best][0]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_read_passage_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 8))
+    scores = rng.choice([0.80, 0.81, 0.82, 0.83], size=n)  # ties, as cosines rounded by a 4-bit model
+    exact = rng.random(n) < rng.choice([0.0, 0.2, 0.5])
+    ranked = [
+        Ranked(row, float(s), bool(e)) for row, s, e in zip(rng.permutation(n), scores, exact, strict=True)
+    ]
+    position = brute_force_read(ranked)
+    read = read_passage(ranked)
+    assert (read is None) == (position is None)
+    if read is not None:
+        assert read is ranked[position]
+
+
+def test_read_passage_reads_no_deeper_than_the_gate_depth():
+    assert GATE_DEPTH == 3
+    ranked = [Ranked(0, 0.80, False), Ranked(1, 0.82, False), Ranked(2, 0.81, False), Ranked(3, 0.9, True)]
+    assert read_passage(ranked) is ranked[1]  # the best cosine of the first three
+    assert read_passage(ranked[:1]) is ranked[0]
+    assert read_passage([*ranked[:2], Ranked(5, 0.1, True)]).row == 5  # exact answers at any cosine
+    assert read_passage([]) is None
 
 
 def test_all_unheld_only_when_nothing_named_is_held():

@@ -1,6 +1,7 @@
-"""Hybrid fusion in ``Index.ranked`` against brute force: for a question naming something exact,
-the order is cosine rescaled within the question (median 0, best 1) plus BM25 by its best, at
-``KEYWORD_WEIGHT``, computed here by hand from bm25s itself."""
+"""Hybrid fusion in ``Index.ranked`` against brute force: for every question, the order is cosine
+rescaled within the question (median 0, best 1) plus BM25 by its best, at ``KEYWORD_WEIGHT`` for
+a question naming something exact and ``PLAIN_KEYWORD_WEIGHT`` for one in plain words, computed
+here by hand from bm25s itself."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from semsearch.encode.keywords import build_keyword_index, tokenize
 from semsearch.ingest.chunking import Chunk
 from semsearch.retrieve.index import Index, fuses
 from semsearch.retrieve.question import ParsedQuestion
-from semsearch.retrieve.search import KEYWORD_WEIGHT, fuse
+from semsearch.retrieve.search import KEYWORD_WEIGHT, PLAIN_KEYWORD_WEIGHT, fuse
 
 WORDS = ["zwrot", "14", "dni", "paczka", "kurier", "faktura", "2024", "blik", "karta", "konto"]
 
@@ -25,8 +26,15 @@ def in_memory_index(texts: list[str], vectors: np.ndarray) -> Index:
     return Index(Path("in-memory"), {}, chunks, vectors, empty, empty, keywords)
 
 
+QUESTIONS = [
+    ("Ile dni na zwrot, 14 czy 30?", True, KEYWORD_WEIGHT),  # it names numbers
+    ("Ile dni mam na zwrot paczki kurierem?", False, PLAIN_KEYWORD_WEIGHT),  # plain words
+]
+
+
+@pytest.mark.parametrize(("text", "names_exact", "weight"), QUESTIONS)
 @pytest.mark.parametrize("seed", range(12))
-def test_fused_order_equals_brute_force(seed):
+def test_fused_order_equals_brute_force(seed, text, names_exact, weight):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 60))
     texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 12)))) for _ in range(n)]
@@ -34,9 +42,9 @@ def test_fused_order_equals_brute_force(seed):
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     query = rng.normal(size=8).astype(np.float32)
     query /= np.linalg.norm(query)
-    text = "Ile dni na zwrot, 14 czy 30?"
     question = ParsedQuestion.parse(text, "pl")
-    assert fuses("hybrid", question)  # it names numbers: keywords have a say
+    assert question.names_exact is names_exact
+    assert fuses("hybrid", question)  # keywords have a say in every question
     index = in_memory_index(texts, vectors)
 
     cosine = vectors @ query
@@ -47,7 +55,8 @@ def test_fused_order_equals_brute_force(seed):
     kept = [token for token in tokenize(text, "pl") if token in reference.vocab_dict]
     bm25 = reference.get_scores(kept) if kept else np.zeros(n)
     median, best = np.median(cosine), cosine.max()
-    expected_scores = (cosine - median) / (best - median) + KEYWORD_WEIGHT * bm25 / bm25.max()
+    keyword = weight * bm25 / bm25.max() if bm25.max() > 0 else 0.0
+    expected_scores = (cosine - median) / (best - median) + keyword
     k = min(5, n)
     expected = np.argsort(-expected_scores, kind="stable")[:k]
 
@@ -63,3 +72,13 @@ def test_half_weight_lets_the_cosine_outvote_a_keyword_tie_breaker():
     keyword = np.array([0.0, 1.0, 0.0, 0.0, 0.0])
     assert np.argmax(fuse(cosine, keyword)) == 1
     assert np.argmax(fuse(cosine, keyword, KEYWORD_WEIGHT)) == 0
+
+
+def test_plain_questions_give_keywords_less_say_than_exact_ones():
+    """A question in plain words weighs BM25 less than one naming something exact (whose words
+    embeddings blur): a cosine lead the keyword side overturns for the one stands for the other."""
+    assert 0 < PLAIN_KEYWORD_WEIGHT < KEYWORD_WEIGHT < 1
+    cosine = np.array([1.0, 0.55, 0.0, 0.0, 0.0])
+    keyword = np.array([0.0, 1.0, 0.0, 0.0, 0.0])
+    assert np.argmax(fuse(cosine, keyword, KEYWORD_WEIGHT)) == 1
+    assert np.argmax(fuse(cosine, keyword, PLAIN_KEYWORD_WEIGHT)) == 0
