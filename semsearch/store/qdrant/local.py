@@ -54,6 +54,24 @@ def check_folder(location: QdrantLocation, create: bool = False, docs: Path | No
             raise IndexLocationError(f"the documents folder {docs} is inside the index folder {folder}")
 
 
+def store_stamp(folder: Path) -> tuple | None:
+    """Each file of a local-mode store but its lock, by name, inode, time and size (None: no
+    files). Every write the client makes changes one: ``meta.json`` for a new collection or an
+    alias moved, a collection's sqlite file or its write-ahead log for points. Opening the store
+    to read changes none, so a reader can tell a new index without opening (opening reads every
+    point)."""
+    found = []
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = Path(root) / name
+            if path.parent == folder and name == ".lock":
+                continue
+            with suppress(OSError):  # gone meanwhile: the next look sees what replaced it
+                seen = path.stat()
+                found.append((str(path.relative_to(folder)), seen.st_ino, seen.st_mtime_ns, seen.st_size))
+    return tuple(sorted(found)) or None
+
+
 def lock_held(location: QdrantLocation) -> bool:
     """Whether a build holds ``location`` now (opens nothing for writing)."""
     if location.directory is not None:

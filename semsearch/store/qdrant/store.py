@@ -45,7 +45,7 @@ from semsearch.store.qdrant.layout import (
     meta_identity,
     record_payload,
 )
-from semsearch.store.qdrant.local import check_folder, journal_folder, lock_held, server_lock
+from semsearch.store.qdrant.local import check_folder, journal_folder, lock_held, server_lock, store_stamp
 from semsearch.store.reader import StoredIndex, _load_keywords, _load_matrix, check_vectors
 from semsearch.store.schema import INDEX_KIND
 
@@ -88,6 +88,21 @@ class QdrantStore:
 
     def _meta(self, payload: dict) -> IndexMeta:
         return record.meta_of(payload.get("meta"), self.where)
+
+    def stamp(self) -> tuple | None:
+        """Local mode: the store's files (``store_stamp``: opening would read every point); a
+        server: the collection the alias names and its record's version and text."""
+        if self.location.directory is not None:
+            return store_stamp(self.location.directory)
+        try:
+            with self._client() as client:
+                collection = points.resolve(client, self.name)
+                payload = points.record(client, collection) if collection is not None else None
+        except IndexMissingError:
+            return None
+        if payload is None:
+            return None
+        return (collection, str(payload.get("version")), meta_identity(payload))
 
     def peek_meta(self) -> IndexMeta | None:
         try:
