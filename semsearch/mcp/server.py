@@ -6,7 +6,8 @@ read the index and never write it, but for ``search``'s ``refresh`` (an incremen
   server started before its index exists works once it is built) and reopened when a build or
   ``eval --calibrate`` replaced the index: the store's ``stamp`` tells, read on every call (a
   folder: two ``stat`` calls, as a build swaps the folder and a calibration replaces
-  ``meta.json``; Qdrant: the alias's collection and its record). The new index is read whole
+  ``meta.json``; a Qdrant server: the alias's collection and its record's stamp; local mode: the
+  stat of the store's files). The new index is read whole
   before the old one is let go, so a call gets the old or the new index, never a mix; while a
   build holds a local-mode Qdrant store (one process at a time), calls get the index read
   before it. The loaded model is kept when the new index uses the same one.
