@@ -15,6 +15,7 @@ from semsearch.errors import (
     MetaUnreadableError,
     SemsearchError,
 )
+from semsearch.store.location import Location
 
 UNKNOWN_DOCS = "<your docs folder>"
 """Stands for the documents folder in a command suggested to an MCP client (a language model)
@@ -49,20 +50,20 @@ def hint(exc: SemsearchError, *, agent: bool = False) -> str | None:
     return None
 
 
-def build_command(index: Path | None, unknown_docs: str = "DOCS") -> str:
+def build_command(index: Location | None, unknown_docs: str = "DOCS") -> str:
     """``semsearch build DOCS --index INDEX`` with the index path, and the documents folder its
     meta.json records when that folder still exists: placeholders only for what is not known
     (``unknown_docs`` for the folder)."""
     return command_to_build(_recorded_docs(index) if index is not None else None, index, unknown_docs)
 
 
-def command_to_build(docs: str | None, index: Path | None, unknown_docs: str = "DOCS") -> str:
+def command_to_build(docs: str | None, index: Location | None, unknown_docs: str = "DOCS") -> str:
     """``semsearch build DOCS --index INDEX``, each path shell-quoted, placeholders for what is None."""
     where = shlex.quote(str(index)) if index is not None else "INDEX"
     return f"semsearch build {shlex.quote(docs) if docs else unknown_docs} --index {where}"
 
 
-def _recorded_docs(index: Path) -> str | None:
+def _recorded_docs(index: Location) -> str | None:
     """``docs_root`` from the meta.json of a damaged index: read as plain JSON, since the rest of
     it may be what is damaged; None when unreadable or the folder is gone."""
     from semsearch.store.meta import recorded_docs_root

@@ -31,7 +31,7 @@ from semsearch.cli.options import (
 from semsearch.cli.render import output as render
 from semsearch.cli.render import terminal
 from semsearch.defaults import DEFAULT_K, Expand, Mode
-from semsearch.errors import IndexMissingError, UsageError, about_index
+from semsearch.errors import IndexMissingError, about_index
 from semsearch.store.location import Location
 
 IndexOption = Annotated[
@@ -365,9 +365,7 @@ def mcp_server(index: IndexOption = None) -> None:
     from semsearch.mcp.server import serve
 
     location = _index(index, required=False)
-    if not isinstance(location, Path):
-        raise UsageError("semsearch mcp serves an index folder; a qdrant: index is not served yet")
-    serve(location.absolute())
+    serve(location.absolute() if isinstance(location, Path) else location)
 
 
 from semsearch.cli.watch import watch as watch  # noqa: E402 - registers `semsearch watch`, listed last

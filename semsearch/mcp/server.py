@@ -2,10 +2,15 @@
 MCP server over stdio, with three tools: ``search``, ``get_passage`` and ``index_info``, which
 read the index and never write it, but for ``search``'s ``refresh`` (an incremental build first).
 
-- One ``Collection``, opened on the first call (a server started before its index exists works
-  once it is built) and reopened when a build or ``eval --calibrate`` replaced the index: a build
-  swaps the index folder (a new inode), a calibration replaces ``meta.json``; two ``stat`` calls
-  per call tell. The loaded model is kept when the new index uses the same one.
+- One ``Collection`` on the index folder or ``qdrant:`` index, opened on the first call (a
+  server started before its index exists works once it is built) and reopened when a build or
+  ``eval --calibrate`` replaced the index: the store's ``stamp`` tells, read on every call (a
+  folder: two ``stat`` calls, as a build swaps the folder and a calibration replaces
+  ``meta.json``; a Qdrant server: the alias's collection and its record's stamp; local mode: the
+  stat of the store's files). The new index is read whole
+  before the old one is let go, so a call gets the old or the new index, never a mix; while a
+  build holds a local-mode Qdrant store (one process at a time), calls get the index read
+  before it. The loaded model is kept when the new index uses the same one.
 - One call at a time: a search takes milliseconds, and a reopen closes the collection that a
   concurrent call would be reading.
 - Passages are read from the index, not from the live files: the lines and sections that
@@ -21,12 +26,11 @@ read the index and never write it, but for ``search``'s ``refresh`` (an incremen
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +38,14 @@ from semsearch import __version__
 from semsearch.collection import Collection
 from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
-from semsearch.errors import SemsearchError, path_problem
+from semsearch.errors import IndexBusyError, SemsearchError, path_problem
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.hints import command_to_build, message
 from semsearch.ingest.sources import docs_relative
+from semsearch.store.location import Location, QdrantLocation, parse_location
 from semsearch.store.passages import file_chunks, in_lines, in_section
 from semsearch.store.records import fields_seen, fields_unread, with_text, without_text
+from semsearch.store.stores import Store, open_store
 from semsearch.util.printable import safe_line
 
 try:
@@ -112,11 +118,13 @@ READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHin
 class Library:
     """The index behind the tools (see the module docstring), and the tools themselves."""
 
-    def __init__(self, index: str | Path, embedder: Embedder | None = None):
-        self.path = Path(index).absolute()
+    def __init__(self, index: str | Path | QdrantLocation, embedder: Embedder | None = None):
+        location = parse_location(index)
+        self.path: Location = location.absolute() if isinstance(location, Path) else location
+        self.store = open_store(self.path)
         self._embedder = embedder
         self._collection: Collection | None = None
-        self._stamp: tuple[int, ...] | None = None
+        self._stamp: Hashable | None = None
         self._changed: list[str] = []
         self._changed_until = 0.0
         self._lock = threading.Lock()
@@ -136,7 +144,7 @@ class Library:
             answer = collection.search(question, k, mode=mode, paths=paths, where=where, refresh=refresh)
             self._embedder = collection.embedder  # loaded now: kept across reopens
             if refresh:  # the index it searched is the one on disk now
-                self._stamp, self._changed_until = _stamp(self.path), 0.0
+                self._stamp, self._changed_until = self.store.stamp(), 0.0
             stale = self._stale(collection)
         return SearchResult(
             answered=answer.answered,
@@ -241,17 +249,21 @@ class Library:
                 raise ToolError(problem) from None
 
     def _current(self) -> Collection:
-        stamp = _stamp(self.path)
+        stamp = self.store.stamp()
         if self._collection is not None and stamp is not None and stamp == self._stamp:
             return self._collection
-        if self._collection is not None:
-            print(f"semsearch: {safe_line(str(self.path))} changed on disk; reopening it", file=sys.stderr)
-            self._collection.close()
-            self._collection = None
-        collection = Collection(self.path, embedder=self._embedder)
+        try:
+            collection = Collection(self.path, embedder=self._embedder)
+        except IndexBusyError:
+            if self._collection is None:
+                raise
+            return self._collection  # a build holds the local-mode store: the index read before it
         if self._embedder is not None and self._embedder.spec != collection.index.model:
             collection.close()
             collection = Collection(self.path)  # rebuilt with another model: load that one
+        if self._collection is not None:
+            print(f"semsearch: {safe_line(str(self.path))} changed; reopened it", file=sys.stderr)
+            self._collection.close()
         self._collection, self._stamp = collection, stamp
         self._changed_until = 0.0
         return collection
@@ -282,16 +294,6 @@ class Library:
                 self._collection = None
 
 
-def _stamp(path: Path) -> tuple[int, ...] | None:
-    """What changes when a build swaps the index folder or a calibration rewrites meta.json."""
-    try:
-        folder = os.stat(path)
-        meta = os.stat(path / "meta.json")
-    except OSError:
-        return None
-    return (folder.st_dev, folder.st_ino, meta.st_ino, meta.st_mtime_ns, meta.st_size)
-
-
 def _indexed_name(collection: Collection, source: str) -> str:
     """``source`` as the index names it: an absolute path (``ask --json`` prints ``path``) or
     one relative to the current folder becomes relative to the documents folder."""
@@ -300,11 +302,11 @@ def _indexed_name(collection: Collection, source: str) -> str:
     return docs_relative(source, Path(collection.index.meta.docs_root))
 
 
-def _instructions(path: Path) -> str:
+def _instructions(store: Store) -> str:
     """What the server offers, naming the documents when the index already exists."""
-    from semsearch.store.meta import peek_meta
-
-    meta = peek_meta(path)
+    meta = None
+    with suppress(SemsearchError):  # a server unreachable now: a call will say so
+        meta = store.peek_meta()
     about = ""
     if meta:
         files = list(meta.files)
@@ -344,7 +346,7 @@ def create_server(library: Library) -> MCPServer:
     """The MCP server offering ``library``'s tools."""
     server = _Server(
         "semsearch",
-        instructions=_instructions(library.path),
+        instructions=_instructions(library.store),
         version=__version__,
         log_level="WARNING",
     )
@@ -354,7 +356,7 @@ def create_server(library: Library) -> MCPServer:
     return server
 
 
-def serve(index: str | Path) -> None:
+def serve(index: str | Path | QdrantLocation) -> None:
     """Serve the index at ``index`` over stdio until the client closes the connection."""
     library = Library(index)
     server = create_server(library)

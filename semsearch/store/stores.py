@@ -9,7 +9,8 @@ the no-answer gate run in ``retrieve`` and ``gate`` on what ``read`` returns, on
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Hashable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import ModuleType
@@ -70,6 +71,11 @@ class Store(Protocol):
     def journal_folder(self) -> Path:
         """The folder beside which a build keeps its journal (see ``store.journal``)."""
 
+    def stamp(self) -> Hashable | None:
+        """What changes when a build replaces the index or a calibration rewrites its record,
+        read without reading the index (the MCP server asks it on every call: a new value, and it
+        reopens the index); None when there is no index there."""
+
 
 class FolderStore:
     """The index folder: each method is the function the folder index always used."""
@@ -108,6 +114,15 @@ class FolderStore:
 
     def journal_folder(self) -> Path:
         return self.location
+
+    def stamp(self) -> tuple[int, ...] | None:
+        """A build swaps the folder (a new inode), a calibration replaces meta.json."""
+        try:
+            folder = os.stat(self.location)
+            meta = os.stat(self.location / META_FILE)
+        except OSError:
+            return None
+        return (folder.st_dev, folder.st_ino, meta.st_ino, meta.st_mtime_ns, meta.st_size)
 
 
 def open_store(where: Location | str | Store) -> Store:

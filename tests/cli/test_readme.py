@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -130,6 +130,21 @@ def test_a_console_example_is_found_in_any_document_with_its_place(tmp_path):
     assert (example.argv, example.output) == (["semsearch", "info"], ["Model: x"])
 
 
+def test_an_example_on_qdrant_runs_on_the_tests_own_store(tmp_path):
+    document = tmp_path / "README.md"
+    document.write_text(
+        "```console\n$ semsearch build docs --index qdrant:///tmp/docs-qdrant\n"
+        "Indexed 1 file into 2 chunks in 3 s → qdrant:///tmp/docs-qdrant/ (1 new)\n"
+        "$ semsearch ask x -k 1\n0.900  docs/a.md:1  A (line 1)\n```\n"
+    )
+    build, ask = console_examples(document, root=tmp_path)
+    assert named_qdrant(build) == "qdrant:///tmp/docs-qdrant" and named_qdrant(ask) is None
+    moved = on_store(build, "qdrant:///elsewhere/store")
+    assert moved.argv == ["semsearch", "build", "docs", "--index", "qdrant:///elsewhere/store"]
+    assert moved.output == ["Indexed 1 file into 2 chunks in 3 s → qdrant:///elsewhere/store/ (1 new)"]
+    assert build.argv[-1] == "qdrant:///tmp/docs-qdrant"  # the example itself unchanged
+
+
 def test_the_readme_is_a_users_first_page():
     lines = README.read_text(encoding="utf-8").splitlines()
     assert len(lines) < README_MAX_LINES, f"README.md has {len(lines)} lines: move details to DESIGN.md"
@@ -146,8 +161,10 @@ def test_every_relative_link_in_the_documents_leads_to_a_file():
     assert broken == []
 
 
-def run(example: Example, extra: list[str]):
-    result = runner.invoke(app, example.argv[1:] + extra, env={"NO_COLOR": "1", "COLUMNS": "200"})
+def run(example: Example, extra: list[str], env: dict[str, str] | None = None):
+    result = runner.invoke(
+        app, example.argv[1:] + extra, env={"NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    )
     assert result.exit_code == example.expected_exit, (
         f"{example.where}: `{example.command}` exited {result.exit_code}, "
         f"the document says {example.expected_exit}\n{result.output}"
@@ -210,18 +227,63 @@ def _masked(line: str) -> str:
     return DECIMAL.sub("#", DURATION.sub("<time>", line))
 
 
+def named_qdrant(example: Example) -> str | None:
+    """The ``qdrant:`` index an example names (``--index qdrant:///DIR``), None when none."""
+    return next((token for token in example.argv if token.startswith("qdrant:")), None)
+
+
+def on_store(example: Example, url: str) -> Example:
+    """``example`` with the ``qdrant:`` index it names replaced by ``url`` (the test's own store),
+    in its command and in what it prints."""
+    named = named_qdrant(example)
+    assert named is not None, example.where
+    argv = [url if token == named else token for token in example.argv]
+    return replace(example, argv=argv, output=[line.replace(named, url) for line in example.output])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("example", params())
 def test_readme_example_is_what_semsearch_prints(example, request, tmp_path, monkeypatch):
+    named = named_qdrant(example)  # an example on Qdrant's local mode runs on the test's own store
+    if named:
+        pytest.importorskip("qdrant_client")
     if example.argv[1] == "build":
         # As in the README: the docs folder beside the default index folder, in the current one.
         shutil.copytree(SAMPLE_DOCS, tmp_path / "docs")
         monkeypatch.chdir(tmp_path)
+        if named:
+            example = on_store(example, f"qdrant://{tmp_path / 'store'}")
         result = run(example, [])
     else:
-        sample_index = request.getfixturevalue("sample_index")
+        index = request.getfixturevalue("sample_qdrant" if named else "sample_index")
         monkeypatch.chdir(REPO)  # as in the README: in the project folder, beside docs/
-        result = run(example, ["--index", str(sample_index)])
+        if named:
+            example = on_store(example, index)
+        result = run(example, [] if named else ["--index", str(index)])
+    assert_output_matches(example, result.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "example",
+    [p for p in params() if p.values[0].where.startswith("README.md:") and not named_qdrant(p.values[0])],
+)
+def test_readme_example_prints_the_same_on_a_qdrant_index(example, request, tmp_path, monkeypatch):
+    """README.md's examples again with ``SEMSEARCH_INDEX=qdrant:///…`` (local mode): what the
+    folder index prints, character for character, but where a build names the index."""
+    pytest.importorskip("qdrant_client")
+    if example.argv[1] == "build":
+        shutil.copytree(SAMPLE_DOCS, tmp_path / "docs")
+        monkeypatch.chdir(tmp_path)
+        url = f"qdrant://{tmp_path / 'store'}"
+        result = run(example, [], env={"SEMSEARCH_INDEX": url})
+        assert f"→ {url}/ (" in result.stdout, result.stdout
+        assert_output_matches(example, result.stdout.replace(f"→ {url}/ (", "→ index/ ("))
+        return
+    monkeypatch.chdir(REPO)
+    folder = run(example, ["--index", str(request.getfixturevalue("sample_index"))])
+    result = run(example, [], env={"SEMSEARCH_INDEX": request.getfixturevalue("sample_qdrant")})
+    assert result.stdout == folder.stdout
     assert_output_matches(example, result.stdout)
 
 

@@ -346,3 +346,43 @@ def test_a_dry_run_makes_no_store(tmp_path):
     dry = run("build", docs, "--index", url(tmp_path / "store"), "--model", FAKE_MODEL, "--dry-run")
     assert dry.exit_code == 0, dry.output
     assert "nothing written" in dry.stdout and not (tmp_path / "store").exists()
+
+
+def test_a_readers_stamp_changes_with_each_write_and_not_with_a_read(tmp_path):
+    """What the MCP server compares on each call to tell a new index: a server's (the record's
+    version and stamp, read without its text, ``record_stamp``) and local mode's (the store's
+    files, ``QdrantStore.stamp``), each through a build in place, a calibration and a new collection."""
+    from semsearch.store.location import parse_location
+    from semsearch.store.qdrant.client import connected
+    from semsearch.store.qdrant.layout import META_ID
+    from semsearch.store.qdrant.points import record_stamp
+    from semsearch.store.stores import open_store
+
+    docs, store = tmp_path / "docs", tmp_path / "store"
+    location, index = parse_location(url(store)), open_store(url(store))
+    assert index.stamp() is None  # no index yet
+
+    def stamps() -> tuple:
+        with connected(location) as client:
+            return record_stamp(client, "semsearch"), index.stamp()
+
+    write(docs / "a.md", "# A\n\nPaczki wysyłamy kurierem.\n")
+    assert run("build", docs, "--index", url(store), "--model", FAKE_MODEL).exit_code == 0
+    built = stamps()
+    assert run("ask", "paczki", "--index", url(store)).exit_code in (0, 1)
+    assert stamps() == built  # a read changes neither
+    write(docs / "b.md", "# B\n\nZwroty przyjmujemy przez 30 dni.\n")
+    assert run("build", "--index", url(store)).exit_code == 0  # in place: the same collection
+    in_place = stamps()
+    assert in_place[0][0] == built[0][0] and in_place[0] != built[0] and in_place[1] != built[1]
+    index.replace_meta(index.peek_meta())  # the record alone rewritten, the same text
+    calibrated = stamps()
+    assert calibrated[0][:2] == in_place[0][:2] and calibrated[0] != in_place[0]
+    assert calibrated[1] != in_place[1]
+    assert run("build", "--index", url(store), "--full").exit_code == 0  # a new collection
+    moved = stamps()
+    assert moved[0][0] != calibrated[0][0] and moved[1] != calibrated[1]
+    with connected(location) as client:
+        assert record_stamp(client, "elsewhere") is None
+        client.delete_payload(moved[0][0], keys=["stamp"], points=[META_ID])  # a record from before stamps
+        assert record_stamp(client, "semsearch")[:2] == moved[0][:2]

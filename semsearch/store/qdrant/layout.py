@@ -4,7 +4,8 @@
   it is the cosine, and Qdrant keeps them as given) and a payload holding the chunk, its file
   and that file's sha256 (``file``: ``sha256:path``), and its place in the file (``n``);
 - one *record* point without a vector: ``meta.json``'s record as one JSON text (written and
-  checked by the functions the folder index uses), the build's ``version`` and the files below;
+  checked by the functions the folder index uses), the build's ``version``, the files below and
+  a ``stamp`` new at each write;
 - the rest of the index files (``offtopic.npy``, ``keywords.*``) as *blob* points of the
   build's version, their bytes in base64 parts.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import secrets
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import pairwise
@@ -32,6 +34,8 @@ BLOB_PART = 4 << 20
 CHUNK, RECORD, BLOB, STAGING = "chunk", "record", "blob", "staging"
 """Payload ``kind`` of each point (``staging``: a collection a build is still writing)."""
 STAGING_ID = str(uuid.uuid5(NAMESPACE, "semsearch staging"))
+STAMP = "stamp"
+"""The record's payload field that changes at each write of the record."""
 
 
 def file_key(source: str, sha256: str) -> str:
@@ -98,8 +102,16 @@ def joined_blobs(version: str, index: dict[str, dict], payloads: dict[str, dict]
 
 
 def record_payload(text: str, version: str, blobs: dict[str, dict], marker: str) -> dict:
-    """The record point's payload: the record's JSON ``text``, the build's version and blobs."""
-    return {"kind": RECORD, "semsearch": marker, "version": version, "blobs": blobs, "meta": text}
+    """The record point's payload: the record's JSON ``text``, the build's version and blobs,
+    and a ``stamp`` new at each write of the record (see ``with_text``)."""
+    payload = {"kind": RECORD, "semsearch": marker, "version": version, "blobs": blobs}
+    return with_text(payload, text)
+
+
+def with_text(payload: dict, text: str) -> dict:
+    """The record ``payload`` holding ``text``, with a new ``stamp``: a reader that asks for the
+    stamp alone (a few bytes, where the text lists every file) tells that the record changed."""
+    return {**payload, "meta": text, STAMP: secrets.token_hex(8)}
 
 
 def meta_identity(payload: dict) -> tuple[int, int, str]:

@@ -54,6 +54,30 @@ def check_folder(location: QdrantLocation, create: bool = False, docs: Path | No
             raise IndexLocationError(f"the documents folder {docs} is inside the index folder {folder}")
 
 
+TRANSIENT = ("-wal", "-shm", "-journal")
+"""The files sqlite makes beside a database while a connection is open (every open makes them
+anew, a read too); a finished write is in the database itself, checkpointed when its writer
+closes the store, which local mode lets one process open at a time."""
+
+
+def store_stamp(folder: Path) -> tuple | None:
+    """The files of a local-mode store, by name, inode, time and size (None: no files), but its
+    lock and sqlite's transient files. Every finished write changes one: ``meta.json`` for a
+    new collection or an alias moved, a collection's sqlite file for points. Opening the store
+    to read changes none, so a reader tells a new index without opening it (which reads every
+    point)."""
+    found = []
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = Path(root) / name
+            if (path.parent == folder and name == ".lock") or name.endswith(TRANSIENT):
+                continue
+            with suppress(OSError):  # gone meanwhile: the next look sees what replaced it
+                seen = path.stat()
+                found.append((str(path.relative_to(folder)), seen.st_ino, seen.st_mtime_ns, seen.st_size))
+    return tuple(sorted(found)) or None
+
+
 def lock_held(location: QdrantLocation) -> bool:
     """Whether a build holds ``location`` now (opens nothing for writing)."""
     if location.directory is not None:

@@ -18,6 +18,7 @@ from semsearch.store.qdrant.layout import (
     CHUNK,
     META_ID,
     RECORD,
+    STAMP,
     VECTOR,
     StoredChunks,
     blob_ids,
@@ -25,6 +26,7 @@ from semsearch.store.qdrant.layout import (
     chunk_payloads,
     file_key,
     joined_blobs,
+    meta_identity,
 )
 from semsearch.store.qdrant.record import FileRows, file_rows, sizes
 
@@ -65,6 +67,24 @@ def record(client: Any, collection: str) -> dict | None:
     found = client.retrieve(collection, ids=[META_ID], with_payload=True, with_vectors=False)
     payload = found[0].payload if found else None
     return payload if isinstance(payload, dict) and payload.get("kind") == RECORD else None
+
+
+def record_stamp(client: Any, name: str) -> tuple | None:
+    """What changes when the index ``name`` stands for is replaced or its record rewritten: the
+    collection, and the record's version and stamp, read without the record's text (None: no
+    index). A record written before stamps: its text tells."""
+    collection = resolve(client, name)
+    if collection is None:
+        return None
+    found = client.retrieve(
+        collection, ids=[META_ID], with_payload=["kind", "version", STAMP], with_vectors=False
+    )
+    payload = found[0].payload if found else None
+    if not isinstance(payload, dict) or payload.get("kind") != RECORD:
+        return None
+    if STAMP not in payload:
+        return (collection, str(payload.get("version")), meta_identity(record(client, collection) or {}))
+    return (collection, str(payload.get("version")), str(payload[STAMP]))
 
 
 def read_points(

@@ -44,8 +44,9 @@ from semsearch.store.qdrant.layout import (
     chunks_digest,
     meta_identity,
     record_payload,
+    with_text,
 )
-from semsearch.store.qdrant.local import check_folder, journal_folder, lock_held, server_lock
+from semsearch.store.qdrant.local import check_folder, journal_folder, lock_held, server_lock, store_stamp
 from semsearch.store.reader import StoredIndex, _load_keywords, _load_matrix, check_vectors
 from semsearch.store.schema import INDEX_KIND
 
@@ -88,6 +89,14 @@ class QdrantStore:
 
     def _meta(self, payload: dict) -> IndexMeta:
         return record.meta_of(payload.get("meta"), self.where)
+
+    def stamp(self) -> tuple | None:
+        """Local mode: the store's files (``store_stamp``: opening would read every point); a
+        server: the collection the alias names and its record's version and stamp."""
+        if self.location.directory is not None:
+            return store_stamp(self.location.directory)
+        with self._client() as client:
+            return points.record_stamp(client, self.name)
 
     def peek_meta(self) -> IndexMeta | None:
         try:
@@ -248,7 +257,7 @@ class QdrantStore:
     def replace_meta(self, meta: IndexMeta) -> None:
         with self._client() as client:
             collection, payload = self._ours(client)
-            payload = {**payload, "meta": record.meta_text(meta)}
+            payload = with_text(payload, record.meta_text(meta))
             points.upsert(client, collection, [points.record_point(payload)])
 
     def update_meta(
