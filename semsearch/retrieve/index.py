@@ -190,7 +190,7 @@ class Index:
                 ranking = keyword
                 matched = keyword > 0
                 allowed = matched if allowed is None else allowed & matched
-            elif fuses(mode, question):
+            elif fuses(mode):
                 ranking = fuse(cosine, keyword, keyword_weight(question.names_exact))
         if mode == "hybrid" and len(exact) > 1:  # they come first, ordered by the rest of the question
             ranking = np.array(ranking, dtype=np.float64)
@@ -271,7 +271,7 @@ class Index:
             float(threshold),
             own_baseline,
             mode,
-            fused=fuses(mode, parsed),
+            fused=fuses(mode),
             missing=tuple(missing := self.missing_outside(named, allowed)),
             missing_elsewhere={name: files for name, files in missing.items() if files},
             best_score=read_score,
@@ -334,8 +334,8 @@ def is_salient(name: str) -> bool:
     return bool(code) or bool(_SALIENT_MARKS.search(name))
 
 
-def fuses(mode: str, question: ParsedQuestion) -> bool:
-    """Whether ``mode`` ranks ``question`` by cosine fused with BM25 (see ``Index.ranked``): in
+def fuses(mode: str) -> bool:
+    """Whether ``mode`` ranks a question by cosine fused with BM25 (see ``Index.ranked``): in
     hybrid mode, every question (its weight: ``search.keyword_weight``)."""
     return mode == "hybrid"
 

@@ -44,7 +44,7 @@ def test_fused_order_equals_brute_force(seed, text, names_exact, weight):
     query /= np.linalg.norm(query)
     question = ParsedQuestion.parse(text, "pl")
     assert question.names_exact is names_exact
-    assert fuses("hybrid", question)  # keywords have a say in every question
+    assert fuses("hybrid")  # keywords have a say in every question
     index = in_memory_index(texts, vectors)
 
     cosine = vectors @ query
