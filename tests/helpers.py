@@ -12,6 +12,18 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DOCS = REPO / "docs"
 DATA = Path(__file__).resolve().parent / "data"
+MEMO_SITE = REPO / "tests" / "end_to_end" / "memo_model"
+"""On a child's PYTHONPATH (before the checkout): it embeds through the session's memo (tests/memo.py)."""
+
+
+def memo_env(*sites: Path) -> dict[str, str]:
+    """The environment for a child process that builds with a real model: the session's memo,
+    then ``sites`` and the checkout on its PYTHONPATH."""
+    import os
+
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (MEMO_SITE, *sites, REPO))}
+
+
 FAKE_MODEL = "fake:hashing"
 """The spec of the hashing fake, which tests/conftest.py registers as a model backend."""
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, SAMPLE_DOCS, write
+from tests.helpers import REPO, SAMPLE_DOCS, memo_env, write
 
 PACED_SITE = Path(__file__).resolve().parent / "paced_model"
 SEMSEARCH = Path(sys.executable).with_name("semsearch")
@@ -121,7 +121,7 @@ def test_a_real_build_killed_at_85_percent_of_its_work_embeds_at_most_15_percent
     script), 44 (28%)."""
     index = tmp_path / "index"
     command = [sys.executable, "-c", KILLED_AT_85_PERCENT_OF_THE_WORK, str(SAMPLE_DOCS), str(index)]
-    killed = subprocess.run(command, cwd=REPO, capture_output=True, timeout=900)
+    killed = subprocess.run(command, cwd=REPO, capture_output=True, timeout=900, env=memo_env())
     assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
     rerun = subprocess.run(
         [str(SEMSEARCH), "build", str(SAMPLE_DOCS), "--index", str(index), "--json"],
@@ -129,7 +129,7 @@ def test_a_real_build_killed_at_85_percent_of_its_work_embeds_at_most_15_percent
         text=True,
         timeout=900,
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env=memo_env(),
     )
     assert rerun.returncode == 0, rerun.stderr
     report = json.loads(rerun.stdout)

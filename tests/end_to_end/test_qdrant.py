@@ -161,6 +161,22 @@ def test_a_second_process_is_refused_while_the_store_is_open(fake_sample_qdrant,
     assert run("ask", "Ile kosztuje dostawa?", "--index", fake_sample_qdrant).exit_code == 0
 
 
+def test_a_store_changing_while_it_is_opened_is_busy_not_a_traceback(fake_sample_qdrant, monkeypatch):
+    """sqlite failing under local mode's open ("disk I/O error", seen once while a build in
+    another process had just moved the alias) is the store being written: one line, try again."""
+    import sqlite3
+
+    import qdrant_client
+
+    def failing(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(qdrant_client, "QdrantClient", failing)
+    assert_clean_error(
+        run("ask", "dostawa", "--index", fake_sample_qdrant), "changed while it was being opened"
+    )
+
+
 def test_a_collection_or_folder_semsearch_did_not_make_is_never_overwritten(tmp_path):
     from qdrant_client import models
 

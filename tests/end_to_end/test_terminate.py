@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.helpers import SAMPLE_DOCS
+from tests.helpers import SAMPLE_DOCS, memo_env
 
 
 @pytest.mark.slow
@@ -36,7 +36,9 @@ def test_a_build_ended_by_sigterm_says_so_releases_its_lock_and_resumes(tmp_path
     assert stderr.strip().splitlines()[-1] == "error: terminated"
     assert "Traceback" not in stderr
     assert not (tmp_path / ".index.lock").exists()
-    again = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=600)
+    # The first build embeds with the model itself (through the memo it could end before the
+    # signal); the rerun, which embeds what was not journaled, takes the session's memo.
+    again = subprocess.run([*command, "--json"], capture_output=True, text=True, timeout=600, env=memo_env())
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
     assert report["chunks"] > 0 and report["embedded"] + report["resumed"] == report["chunks"]

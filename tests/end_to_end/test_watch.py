@@ -28,6 +28,10 @@ def next_line(process: subprocess.Popen, seconds: float = 60) -> str:
     return process.stdout.readline() if ready else ""
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_watch_rebuilds_when_a_markdown_file_changes_and_only_then(tmp_path):
     docs = tmp_path / "docs"
     index = tmp_path / "index"
@@ -42,6 +46,10 @@ def test_watch_rebuilds_when_a_markdown_file_changes_and_only_then(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Ctrl-C as a terminal gives it, even when the suite runs as a background job (a shell
+        # starts those with SIGINT ignored, which a child inherits: Python then never turns it
+        # into KeyboardInterrupt, and the watch ran on after the test's SIGINT).
+        preexec_fn=_default_sigint,
     )
     try:
         assert next_line(watcher).startswith("Up to date"), watcher.stderr.read() if watcher.poll() else ""
@@ -60,5 +68,10 @@ def test_watch_rebuilds_when_a_markdown_file_changes_and_only_then(tmp_path):
         assert next_line(watcher, seconds=3) == ""  # not a document: nothing to do
     finally:
         watcher.send_signal(signal.SIGINT)
-        _, stderr = watcher.communicate(timeout=60)
+        try:
+            _, stderr = watcher.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            watcher.kill()
+            _, stderr = watcher.communicate()
+            pytest.fail(f"the watch did not stop within 60 s of Ctrl-C; it said: {stderr}")
     assert watcher.returncode == 130 and "Traceback" not in stderr, stderr

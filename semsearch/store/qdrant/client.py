@@ -85,6 +85,14 @@ def _open(location: QdrantLocation) -> Any:
             f"another process is using the Qdrant store {location.directory}/ (local mode lets one "
             "process at a time open it); wait for it to finish, or use a Qdrant server for shared use"
         ) from None
+    except sqlite3.OperationalError as exc:
+        # Seen while a build in another process had just moved the alias and closed the store: the
+        # sqlite file of a collection read in the middle of its last changes ("disk I/O error").
+        # A reader keeps the index it has (the MCP server) or says to try again.
+        raise IndexBusyError(
+            f"the Qdrant store {location.directory}/ changed while it was being opened ({exc}); "
+            "another process is writing it: try again"
+        ) from None
     _local[key] = [client, 1]
     return client
 

@@ -15,7 +15,7 @@ from semsearch.build.embedding import EMBED_BATCH
 from semsearch.build.estimate import SAMPLE_BATCHES
 from semsearch.build.pipeline import build_index
 from semsearch.retrieve.opening import load_index
-from tests.helpers import REPO, SAMPLE_DOCS, HashingEmbedder, write
+from tests.helpers import REPO, SAMPLE_DOCS, HashingEmbedder, memo_env, write
 
 
 @pytest.fixture
@@ -114,12 +114,13 @@ build_index(Path(sys.argv[1]), Path(sys.argv[2]), progress=progress)
 
 
 @pytest.mark.slow
-def test_a_build_killed_at_90_percent_embeds_little_again_with_the_real_model(tmp_path):
+def test_a_build_killed_at_90_percent_embeds_little_again_with_the_real_model(tmp_path, sample_index):
     killed = subprocess.run(
         [sys.executable, "-c", KILL_AT_90_PERCENT, str(SAMPLE_DOCS), str(tmp_path / "index")],
         cwd=REPO,
         capture_output=True,
         timeout=600,
+        env=memo_env(),
     )
     assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
     resumed = subprocess.run(
@@ -137,11 +138,11 @@ def test_a_build_killed_at_90_percent_embeds_little_again_with_the_real_model(tm
         capture_output=True,
         text=True,
         timeout=600,
+        env=memo_env(),
     )
     report = json.loads(resumed.stdout)
     assert report["embedded"] <= 0.15 * report["chunks"], report
     assert report["resumed"] >= 0.85 * report["chunks"], report
-    build_index(SAMPLE_DOCS, tmp_path / "clean")
-    index, clean = load_index(tmp_path / "index"), load_index(tmp_path / "clean")
+    index, clean = load_index(tmp_path / "index"), load_index(sample_index)
     assert list(index.chunks) == list(clean.chunks)
     np.testing.assert_allclose(index.vectors, clean.vectors, atol=1e-6)

