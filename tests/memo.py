@@ -12,8 +12,9 @@ One process embeds at a time, under a lock in the folder.
 The folder is made for one run and removed after it: nothing is kept across runs, so a changed
 model or engine cannot answer from a stale vector. Each process reads ``MEMO_ENV`` when it
 embeds; a test that must measure the model itself (its speed, its determinism) runs without the
-memo (``pytest.mark.model_time``) and gets every vector from the model. Processes a test starts
-embed without the memo (a child imports no conftest).
+memo (``pytest.mark.model_time``) and gets every vector from the model. A process a test starts
+embeds through the memo when the test puts ``tests/end_to_end/memo_model`` on its PYTHONPATH
+(``tests.helpers.memo_env``), else with the model alone.
 """
 
 from __future__ import annotations
