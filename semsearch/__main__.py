@@ -16,13 +16,27 @@ EXIT_INTERRUPTED = 130
 
 def main() -> None:
     try:
-        from semsearch.cli.commands import main as run
-
-        run()
+        finished = _run()
     except KeyboardInterrupt:
         _interrupted()
     finally:
         _ignore_interrupts()
+    from semsearch.cli.app import leave
+
+    leave(finished)
+
+
+def _run() -> int:
+    """The exit code of a command that ran to its end and left nothing to do at exit
+    (``cli.app.Finished``: the process then ends at once); any other exit is raised."""
+    from semsearch.cli.app import Finished
+    from semsearch.cli.commands import main as run
+
+    try:
+        run()
+    except Finished as done:
+        return done.code
+    raise SystemExit(0)  # not reached: the command line always exits
 
 
 def _ignore_interrupts() -> None:
