@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Hit:
+    """One passage found: its rank, its scores, its chunk and where it is."""
+
     rank: int
     score: float
     """Cosine similarity to the question."""
