@@ -83,7 +83,7 @@ class Finished(SystemExit):
 
 def leave(code: int) -> None:
     """End the process now, with ``code``, skipping the interpreter's shutdown: its collections
-    and finalizers cost a cold ``ask`` ~15% of its CPU (``bench/bench_cold.py``) and have nothing
+    and finalizers cost a cold ``ask`` ~10% of its CPU (``bench/bench_cold.py``) and have nothing
     left to do. Only the standard streams are flushed (a reader gone away changes nothing)."""
     import sys
 
