@@ -1,9 +1,10 @@
 """``python -m semsearch`` and the ``semsearch`` console script.
 
 Importing the command line (Typer, Rich, numpy) takes ~0.1 s, before the CLI's own handling of
-Ctrl-C (``cli_app``) is in place: this entry point imports nothing itself (even ``signal`` takes
-a few milliseconds) and catches an interrupt that lands meanwhile, so Ctrl-C is exit 130 with
-one line, never a traceback.
+Ctrl-C (``cli_app``) is in place: this entry point imports nothing itself but the built-in
+``gc`` (even ``signal`` takes a few milliseconds) and catches an interrupt that lands meanwhile,
+so Ctrl-C is exit 130 with one line, never a traceback. A command of ``cli.app.LEAVE_AT_ONCE``
+that finished ends the process here, at once (``cli.app.leave``).
 """
 
 from __future__ import annotations
