@@ -60,6 +60,7 @@ def test_a_cold_ask_imports_only_its_own_path(fake_sample_index):
     unused = [name for name in (*HEAVY, *NOT_ASKED) if name != "Stemmer"]  # Stemmer stems the question
     assert among(modules, tuple(unused)) == []
     assert among(modules, ("rich",)) == []  # results to a pipe are written without Rich (``terminal._say``)
+    assert among(modules, ("numpy.ma",)) == []  # fusion's median: np.median's NaN check imports it
 
 
 def test_the_other_commands_still_find_what_they_import(fake_sample_index, tmp_path):

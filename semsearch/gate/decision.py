@@ -65,6 +65,8 @@ def read_passage(ranked: Sequence[P]) -> P | None:
 
 @dataclass(frozen=True)
 class Verdict:
+    """The gate's decision on one question."""
+
     threshold: float
     """The cosine the passage the gate read (``read_passage``) had to reach."""
     answered: bool

@@ -104,6 +104,8 @@ class References:
 
 @dataclass
 class Calibration:
+    """What a build measured to set the gate: the margin, the bank and its measurements."""
+
     margin: float
     """The margin: the cut on relevance (best cosine minus the question's baseline)."""
     offtopic: np.ndarray

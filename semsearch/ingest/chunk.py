@@ -12,6 +12,8 @@ PATH_SEPARATOR = " › "
 
 @dataclass(frozen=True)
 class Chunk:
+    """A passage of a file as indexed: its text, where it is, and the headings above it."""
+
     id: str
     source: str
     headings: tuple[str, ...]

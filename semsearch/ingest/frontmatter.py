@@ -44,6 +44,8 @@ _DOCUMENT_END = re.compile(r"\.\.\.[ \t]*")
 
 @dataclass(frozen=True)
 class FrontMatter:
+    """A file's front-matter fields, or why its block gave none."""
+
     fields: dict[str, Value]
     problem: str | None = None
     """Why the block gave no fields (None: read, or no block)."""

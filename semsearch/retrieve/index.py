@@ -39,6 +39,8 @@ MASKS_KEPT = 8
 
 @dataclass
 class Index:
+    """A stored index opened for searching: its record, chunks, vectors, keywords and gate."""
+
     path: Path
     meta: IndexMeta
     chunks: Sequence[Chunk]

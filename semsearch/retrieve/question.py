@@ -14,6 +14,8 @@ from semsearch.retrieve.search import code_names, identifiers, names_something_e
 
 @dataclass(frozen=True)
 class ParsedQuestion:
+    """A question parsed once: what it names exactly, its keywords and its language."""
+
     text: str
     """The question as searched."""
     identifiers: tuple[str, ...]

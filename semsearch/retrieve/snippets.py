@@ -42,6 +42,8 @@ _LONG_LINE = 120
 
 @dataclass(frozen=True)
 class Snippet:
+    """The lines of a passage shown for a hit."""
+
     text: str
     """Lines of the passage as written; "…" marks what is left out."""
     start_line: int

@@ -250,6 +250,8 @@ def fields_unread(files: Mapping[str, FileRecord]) -> list[dict]:
 
 @dataclass(frozen=True, eq=False)
 class ModelRecord(Record):
+    """The model a build embedded with: its spec, its dimension and how much it reads."""
+
     spec: str
     dim: int
     max_input_tokens: int | None = None

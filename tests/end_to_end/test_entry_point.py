@@ -8,15 +8,19 @@ as an impatient user's Ctrl-C would land while the command line loads.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import FAKE_MODEL, REPO, write
+
+FAKE_SITE = Path(__file__).resolve().parent / "fake_model"
 
 CTRL_C_ON_IMPORT = """
 import signal, sys
@@ -101,3 +105,48 @@ def test_ctrl_c_after_the_command_finished_prints_no_traceback():
     )
     assert done.returncode == 0 and "semsearch" in done.stdout
     assert "KeyboardInterrupt" not in done.stderr and "after the interrupt" in done.stderr
+
+
+AT_EXIT = """
+import atexit, sys
+
+atexit.register(lambda: print("shut down", file=sys.stderr))
+sys.argv = ["semsearch", *sys.argv[1:]]
+from semsearch.__main__ import main
+main()
+"""
+
+
+def test_a_finished_ask_or_info_ends_the_process_at_once_and_every_other_exit_shuts_down(tmp_path):
+    """``ask`` and ``info`` leave with ``os._exit`` once done (``cli.app.leave``): their output
+    whole, their exit code kept, and the index that ``ask --refresh`` rebuilt written and unlocked;
+    an error, ``--version`` and the other commands still go through the interpreter's shutdown."""
+    docs, index = tmp_path / "docs", tmp_path / "index"
+    write(docs / "zwroty.md", "# Zwroty\n\n## Termin\n\nNa zwrot masz 14 dni od dostawy.\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FAKE_SITE), str(REPO)])}
+
+    def semsearch(*args: object) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-c", AT_EXIT, *map(str, args)]
+        return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path)
+
+    built = semsearch("build", docs, "--index", index, "--model", FAKE_MODEL, "-q")
+    assert built.returncode == 0 and "shut down" in built.stderr, built.stderr
+    answered = semsearch("ask", "termin zwrotu", "--index", index, "--json", "--min-score", "-1")
+    assert answered.returncode == 0 and answered.stderr == "", answered.stderr
+    assert json.loads(answered.stdout)["results"][0]["section"] == "Zwroty › Termin"
+    refused = semsearch("ask", "termin zwrotu", "--index", index, "--min-score", "1")
+    assert refused.returncode == 1 and refused.stdout.startswith("No answer") and refused.stderr == ""
+    info = semsearch("info", "--index", index)
+    assert "up to date with the docs folder" in info.stdout and info.stderr == "", info.stderr
+
+    write(docs / "dostawa.md", "# Dostawa\n\n## Kurier\n\nKurier przyjeżdża w dni robocze.\n")
+    refreshed = semsearch("ask", "kurier", "--index", index, "--refresh", "--json", "--min-score", "-1")
+    assert refreshed.returncode == 0 and "shut down" not in refreshed.stderr, refreshed.stderr
+    assert json.loads(refreshed.stdout)["results"][0]["path"] == str(docs / "dostawa.md")
+    assert not (tmp_path / ".index.lock").exists()  # released by the build, before the search
+    rebuilt = semsearch("build", "--index", index)
+    assert rebuilt.returncode == 0 and "0 changed" in rebuilt.stdout and "2 unchanged" in rebuilt.stdout
+
+    for args in (["ask", "zwrot", "--index", tmp_path / "nowhere"], ["--version"]):
+        done = semsearch(*args)
+        assert "shut down" in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)

@@ -7,6 +7,7 @@ from semsearch.retrieve.search import (
     fuse,
     identifiers,
     is_code_name,
+    median,
     names_something_exact,
     rank,
     references,
@@ -49,6 +50,19 @@ def test_search_vectors_scores_are_cosines_and_threshold_drops_low_ones():
     assert search_vectors(vectors, query, k=3) == [(0, pytest.approx(0.8)), (1, pytest.approx(0.6)), (2, 0.0)]
     assert search_vectors(vectors, query, k=3, min_score=0.7) == [(0, pytest.approx(0.8))]
     assert search_vectors(vectors, query, k=3, min_score=0.9) == []
+
+
+def test_the_median_fusion_takes_is_numpys_to_the_last_bit():
+    """``median`` replaces ``np.median`` in ``fuse`` (whose NaN check imports ``numpy.ma``): the
+    same value for odd and even lengths, ties, both float widths, and NaN when one is."""
+    rng = np.random.default_rng(1)
+    for n in [*range(1, 40), 155, 156, 4097]:
+        for dtype in (np.float32, np.float64):
+            values = rng.normal(size=n).astype(dtype)
+            assert median(values) == float(np.median(values)), (n, dtype)
+            rounded = np.round(values, 1)  # ties
+            assert median(rounded) == float(np.median(rounded)), (n, dtype)
+    assert np.isnan(median(np.array([0.5, np.nan, 0.2], dtype=np.float32)))
 
 
 @pytest.mark.parametrize(
