@@ -13,10 +13,9 @@ finds those. The tokenizer is made for inflected languages and identifiers:
 - words are stemmed with the Snowball stemmer of the corpus's language (PyStemmer: Polish,
   English, German, Russian... ``zapłaciłem`` and ``zapłacić`` share ``zaplac``).
 
-BM25 weights come from ``bm25s`` at build time and are stored as a token-by-chunk sparse
-matrix (CSC arrays) with a sorted vocabulary; ``ask`` memory-maps them, finds the question's
-tokens by binary search and adds up their columns with numpy, without importing bm25s or scipy
-and without reading the whole vocabulary (a million-chunk corpus has millions of tokens).
+BM25 weights come from ``bm25s`` at build time, stored as a token-by-chunk CSC matrix with a
+sorted vocabulary; ``ask`` memory-maps them and finds the question's tokens by binary search,
+without bm25s or scipy and without reading the whole vocabulary (millions of tokens at scale).
 """
 
 from __future__ import annotations
@@ -45,8 +44,7 @@ FILES = (
     "keywords.vocab.offsets.npy",
 )
 
-# ISO 639-1 codes of the off-topic bank's languages (the corpus language comes from there) and a
-# few more, to Snowball algorithm names.
+# ISO 639-1 codes of the off-topic bank's languages (the corpus's comes from there) and more, to Snowball's.
 SNOWBALL = {
     "cs": "czech",
     "da": "danish",
@@ -161,8 +159,7 @@ def name_token(name: str, language: str | None) -> str | None:
 
 
 class SortedVocabulary:
-    """Tokens in sorted order, one per line (UTF-8 byte order is code point order), found by
-    binary search over the memory-mapped file: nothing is parsed up front."""
+    """Tokens sorted (UTF-8 byte order), one per line, found by binary search in the mapped file."""
 
     def __init__(self, blob: np.ndarray, offsets: np.ndarray):
         self._blob = blob
@@ -191,7 +188,11 @@ class SortedVocabulary:
         return len(self._offsets) - 1
 
     def _token(self, i: int) -> bytes:
-        return self._blob[int(self._offsets[i]) : int(self._offsets[i + 1]) - 1].tobytes()
+        """The ``i``-th token, whose line must end where the offsets say (garbage passes the size check)."""
+        start, end = int(self._offsets[i]), int(self._offsets[i + 1]) - 1
+        if not 0 <= start <= end < len(self._blob) or self._blob[end] != 10:
+            raise IndexCorruptError(f"the keyword index is damaged ({FILES[3]} does not match its offsets)")
+        return self._blob[start:end].tobytes()
 
     def get(self, token: str) -> int | None:
         key = token.encode("utf-8")

@@ -386,3 +386,17 @@ def test_hostile_index_files_poisoned_rows_truncation_and_bit_flips(sample_index
     outcomes = run_hostile(sample_index, tmp_path, cases, rng, embedder, mcp_every=5)
     print(f"{len(cases)} hostile index cases on the real index: {outcomes}")
     assert outcomes["exit 2"] + outcomes["mcp error"] > len(cases) * 0.7
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_vocabulary_of_garbage_its_own_length_is_damage_not_no_answer(fake_sample_index, tmp_path, mode):
+    """Random bytes of the vocabulary's own length pass its size check against the offsets; read
+    as tokens they would hold no word of any question: a keyword search said "No answer" (exit 1,
+    seen by the full suite's random damage) and hybrid would rank without its keyword side."""
+    damaged = tmp_path / "index"
+    shutil.copytree(fake_sample_index, damaged)
+    vocabulary = damaged / "keywords.vocab.txt"
+    vocabulary.write_bytes(random.Random(3).randbytes(vocabulary.stat().st_size))
+    result = runner.invoke(app, ["ask", QUESTION, "--index", str(damaged), "--mode", mode])
+    assert result.exit_code == 2, result.output
+    assert "the keyword index is damaged" in result.stderr and "Traceback" not in result.output
