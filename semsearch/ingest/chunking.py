@@ -240,7 +240,7 @@ def chunk_markdown(
         comments = Hidden(section.hidden)
         for start, end, header in _section_spans(splitter, section.blocks):
             shown = splitter.shown(start, end)
-            raw = comments.remove(text, start, end)
+            raw = comments.remove(text, *hidden.widened(text, start, end))
             if header is not None:
                 shown = f"{splitter.shown(*header).rstrip()}\n{shown}"
             chunks.append(

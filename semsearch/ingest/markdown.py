@@ -343,6 +343,28 @@ class Hidden:
             start = max(start, hidden_end)
         return "".join(parts) + text[start:end]
 
+    def widened(self, text: str, start: int, end: int) -> tuple[int, int]:
+        """``[start, end)`` grown back over the hidden spans and spaces ``bounds`` trimmed on its
+        first and last lines (a link's ``[``, an HTML tag): what a snippet shows of those lines
+        is then as written, not cut after the markup. A span from another line is not taken."""
+        while start > 0 and text[start - 1] != "\n":
+            span = self.covering(start - 1, blank=True)
+            if span is not None and "\n" not in text[span[0] : start]:
+                start = span[0]
+            elif text[start - 1] in " \t":
+                start -= 1
+            else:
+                break
+        while end < len(text) and text[end] != "\n":
+            span = self.covering(end, blank=True)
+            if span is not None and "\n" not in text[end : span[1]]:
+                end = span[1]
+            elif text[end] in " \t":
+                end += 1
+            else:
+                break
+        return start, end
+
     def bounds(self, text: str, start: int, end: int) -> tuple[int, int]:
         """``[start, end)`` without hidden spans or blank lines at its start, hidden spans or
         whitespace at its end (a first line keeps its indentation). Empty: ``end <= start``."""

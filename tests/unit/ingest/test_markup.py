@@ -221,3 +221,19 @@ def test_mdx_files_are_indexed(tmp_path):
     for name in ("a.md", "b.mdx", "c.markdown", "d.txt"):
         (tmp_path / name).write_text("# T\n\nTekst.\n", encoding="utf-8")
     assert [p.name for p in discover(tmp_path)[0]] == ["a.md", "b.mdx", "c.markdown"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[`Kompose`](https://github.com/kubernetes/kompose) to narzędzie do przenoszenia plików.",
+        "[Helm](https://helm.sh) zarządza pakietami.",
+        "<p>HTML o <b>pogodzie</b></p>",
+        "  [[Strona|Stronę]] opisuje <span>to</span>",
+    ],
+)
+def test_a_line_that_opens_or_ends_with_markup_is_shown_whole(line):
+    """The passage's text starts after a link's ``[`` or an HTML tag (a reader sees neither);
+    what it shows is the line as written (seen: snippets that began ``Helm](https://helm.sh)``)."""
+    chunk = only(f"# T\n\n## S\n\n{line}\n")
+    assert chunk.shown == line.strip() or chunk.shown == line
