@@ -352,8 +352,8 @@ def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> Calibrated
         f"{share:.0%} of the passages changed" if same_gate else "it was made for an older no-answer rule"
     )
     plan.report.warnings.append(
-        f"the calibrated threshold {calibrated.value:.3f} was dropped ({why}); the build-time "
-        "threshold applies until you calibrate again"
+        f"the calibrated no-answer margin {calibrated.value:+.3f} was dropped ({why}); the "
+        "build's own margin applies until you calibrate again"
     )
     return None
 

@@ -75,8 +75,8 @@ ModeOption = Annotated[
     typer.Option(
         "--mode",
         case_sensitive=False,
-        help="hybrid: embeddings, plus keywords (BM25) when the question names a number, code or "
-        "quoted phrase; dense: embeddings only; keyword: BM25 only.",
+        help="hybrid: embeddings plus keywords (BM25), weighed more when the question names a number, "
+        "code or quoted phrase; dense: embeddings only; keyword: BM25 only.",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object for scripts.")]

@@ -138,8 +138,9 @@ K = Annotated[int, Field(ge=1, le=MAX_K, description="How many passages at most.
 Mode = Annotated[
     Literal[MODES],
     Field(
-        description="hybrid (default): by meaning, plus exact words when the question names a "
-        "number, code or quoted phrase; dense: by meaning only; keyword: exact words only (BM25)."
+        description="hybrid (default): by meaning plus exact words, these weighed more when the "
+        "question names a number, code or quoted phrase; dense: by meaning only; keyword: exact "
+        "words only (BM25)."
     ),
 ]
 Paths = Annotated[

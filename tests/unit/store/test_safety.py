@@ -175,8 +175,8 @@ def test_a_calibrated_threshold_survives_builds_that_leave_it_valid(docs, tmp_pa
         write(docs / f"more-{i}.md", f"# Sekcja {i}\n\nZupełnie nowa treść {i}.\n")
     report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
     assert report.warnings == [
-        "the calibrated threshold 0.610 was dropped (31% of the passages changed); "
-        "the build-time threshold applies until you calibrate again"
+        "the calibrated no-answer margin +0.610 was dropped (31% of the passages changed); "
+        "the build's own margin applies until you calibrate again"
     ]
     index = load_index(tmp_path / "index")
     assert index.meta.calibrated is None and index.gate.margin == index.meta.margin.value
