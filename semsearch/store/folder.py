@@ -21,6 +21,7 @@ import ctypes
 import errno
 import os
 import secrets
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -122,7 +123,11 @@ def writable_target(index_dir: Path, docs: Path | None = None) -> Path:
     if docs is not None:
         real_docs, real_index = Path(docs).resolve(), index_dir.resolve()
         if _inside(real_index, real_docs):
-            raise IndexLocationError(f"the index {index_dir} would be inside the documents folder {docs}")
+            beside = shlex.quote(str(real_docs.parent / f"{real_docs.name}-index"))
+            raise IndexLocationError(
+                f"the index {index_dir} would be inside the documents folder {docs}; "
+                f"keep it beside the folder, for example --index {beside}"
+            )
         if _inside(real_docs, real_index):
             raise IndexLocationError(f"the documents folder {docs} is inside the index folder {index_dir}")
     if index_dir.is_dir() and any(index_dir.iterdir()) and not is_semsearch_index(index_dir):

@@ -92,9 +92,12 @@ def test_index_dot_in_a_project_folder_is_refused(docs, tmp_path, monkeypatch):
 @pytest.mark.parametrize("where", ["docs/index", "docs", "docs/sub/index"])
 def test_an_index_inside_the_documents_is_refused(docs, tmp_path, fake_embedder, where):
     before = snapshot(tmp_path)
-    with pytest.raises(IndexLocationError, match="inside the documents folder"):
+    with pytest.raises(IndexLocationError, match="inside the documents folder") as refused:
         build_index(docs, tmp_path / where, embedder=fake_embedder)
     assert snapshot(tmp_path) == before
+    # and says where it may go instead (an Obsidian vault built with `semsearch build .`)
+    beside = docs.resolve().parent / f"{docs.name}-index"
+    assert str(refused.value).endswith(f"for example --index {beside}")
 
 
 def test_documents_inside_the_index_folder_are_refused(docs, tmp_path, fake_embedder):
