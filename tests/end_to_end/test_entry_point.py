@@ -14,13 +14,10 @@ import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.helpers import FAKE_MODEL, REPO, write
-
-FAKE_SITE = Path(__file__).resolve().parent / "fake_model"
+from tests.helpers import FAKE_MODEL, FAKE_SITE, REPO, write
 
 CTRL_C_ON_IMPORT = """
 import signal, sys

@@ -14,9 +14,7 @@ from pathlib import Path
 import pytest
 
 from semsearch.build.pipeline import build_index
-from tests.helpers import FAKE_MODEL, REPO, write
-
-FAKE_SITE = Path(__file__).resolve().parent / "fake_model"
+from tests.helpers import FAKE_MODEL, FAKE_SITE, REPO, write
 
 
 def semsearch(*args: object, cwd: Path) -> subprocess.CompletedProcess:

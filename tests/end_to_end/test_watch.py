@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.end_to_end.test_fast_front_door import FAKE_SITE
-from tests.helpers import FAKE_MODEL, REPO, write
+from tests.helpers import FAKE_MODEL, FAKE_SITE, REPO, write
 
 pytest.importorskip("watchfiles")
 SEMSEARCH = Path(sys.executable).with_name("semsearch")

@@ -23,7 +23,7 @@ from semsearch.evaluation.quality import write_margin
 from semsearch.retrieve.opening import load_index
 from semsearch.store.passages import file_chunks
 from tests.conftest import STORES
-from tests.helpers import FAKE_MODEL, REPO, write
+from tests.helpers import FAKE_MODEL, FAKE_SITE, REPO, write
 
 if TYPE_CHECKING:
     from mcp import ClientSession, StdioServerParameters
@@ -38,9 +38,6 @@ def _sdk() -> None:
 
 
 T = TypeVar("T")
-
-FAKE_SITE = REPO / "tests" / "end_to_end" / "fake_model"
-"""On the server's PYTHONPATH, it knows the hashing fake (``fake:hashing``) as this suite does."""
 
 
 def _server(index: Path | str) -> StdioServerParameters:
