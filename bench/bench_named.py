@@ -1,87 +1,115 @@
-"""Which questions the "names the folder never mentions" rule refuses (gate.decision.decide's
-``names_unheld``), per set: answerable ones it would wrongly refuse and unanswerable ones it
-refuses. Model-free: the rule reads only the chunks' keyword index, which a build makes the same
-way (``encode.corpus.keyword_index_of``), so this needs no embedding.
+"""What the "names the folder never mentions" rule refuses (``Index.names_unheld``, the gate's
+``names_unheld``), per set, before and after names written as words counted (``retrieve.names``:
+``DHL``, ``Revolut Pay``; before: only names as code writes them, ``PAY-999``, ``ActionMailer``):
+answerable questions it refuses (each one a loss) and unanswerable ones, and the gate's answered
+and off-topic refused shares with the rule as it was and as it is, through ``eval``'s decision.
 
-    .venv/bin/python bench/bench_named.py [SET_FOLDER...]   (default: ../shared/data and bench/data sets)
+Every set of the ranking bench (``ranking_sets.py``: its indexes and cached vectors) and
+``bench/data/unmentioned_names.jsonl``, questions naming products, services and tools that the
+sets' folders never mention, asked of the set each row names (written by the team before the
+rule was measured; every row is unanswerable, a one-line rationale each):
+
+    .venv/bin/python bench/bench_named.py [--only SET,...]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
-from semsearch.build.budget import DEFAULT_MAX_TOKENS
-from semsearch.encode.corpus import keyword_index_of
-from semsearch.ingest.chunking import chunk_markdown
-from semsearch.ingest.sources import discover
-from semsearch.ingest.tokens import count_tokens
-from semsearch.retrieve.index import Index, all_unheld
+import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ranking_sets import SETS, CachedModel, Case, load_case  # noqa: E402
+
+from semsearch.evaluation.quality import Question  # noqa: E402
+from semsearch.gate.decision import GATE_DEPTH, read_passage  # noqa: E402
+from semsearch.retrieve.names import all_unheld  # noqa: E402
+
+NAMES_FILE = Path(__file__).resolve().parent / "data" / "unmentioned_names.jsonl"
 
 
-def _sets(arguments: list[str]) -> list[Path]:
-    if arguments:
-        return [Path(a) for a in arguments]
-    folders = [
-        *sorted((ROOT.parent / "shared" / "data").glob("*/")),
-        *sorted((ROOT / "bench" / "data").glob("*/")),
+def unmentioned(name: str) -> list[Question]:
+    """The rows of ``NAMES_FILE`` asked of set ``name`` (unanswerable, kind ``name``)."""
+    rows = [json.loads(line) for line in NAMES_FILE.read_text("utf-8").splitlines() if line.strip()]
+    return [
+        Question(line=n, question=r["question"], kind="name")
+        for n, r in enumerate(rows, 1)
+        if r["set"] == name
     ]
-    return [f for f in folders if (f / "questions.jsonl").is_file() and (f / "docs").is_dir()]
 
 
-def _chunks(docs: Path) -> list:
-    chunks = []
-    for path in discover(docs)[0]:
-        relative = path.relative_to(docs).as_posix()
-        text = path.read_text(encoding="utf-8", errors="replace")
-        chunks += chunk_markdown(text, relative, max_tokens=DEFAULT_MAX_TOKENS, count_tokens=count_tokens)
-    return chunks
+def measure(case: Case, extra: list[Question], model: CachedModel) -> dict:
+    """Per question: refused by the rule before / after, and the gate's verdict before / after."""
+    index = case.index
+    questions = case.questions + extra
+    vectors = (
+        np.vstack([case.vectors, model.embed_queries([q.question for q in extra])]) if extra else case.vectors
+    )
+    found: dict[str, list] = {"rule_before": [], "rule_after": [], "gate_before": [], "gate_after": []}
+    for question, vector in zip(questions, vectors, strict=True):
+        cosine = index.cosines(vector)
+        parsed = index.parse(question.question)
+        ranked = index.ranked(parsed, vector, GATE_DEPTH, cosine=cosine)
+        read = read_passage(ranked)
+        baseline = index.gate.baseline(question.question, vector, cosine)
+        before = bool(all_unheld(index.named_rows(parsed)))
+        after = bool(index.names_unheld(parsed, vector, ranked))
+        found["rule_before"].append(before)
+        found["rule_after"].append(after)
+        for key, unheld in (("gate_before", before), ("gate_after", after)):
+            found[key].append(index.gate.decide(read.score, read.exact, baseline, unheld).answered)
+    return {"questions": questions, **found}
 
 
-def measure(folder: Path) -> dict:
-    chunks = _chunks(folder / "docs")
-    index = Index(Path("."), {}, chunks, None, None, None, keyword_index_of(chunks))  # type: ignore[arg-type]
-    rows = [
-        json.loads(line)
-        for line in (folder / "questions.jsonl").read_text("utf-8").splitlines()
-        if line.strip()
-    ]
-    answerable = [r for r in rows if r.get("source")]
-    unanswerable = [r for r in rows if not r.get("source")]
-    wrong = [r["question"] for r in answerable if _names_unheld(index, r["question"])]
-    right = [r["question"] for r in unanswerable if _names_unheld(index, r["question"])]
-    return {
-        "set": folder.name,
-        "answerable": len(answerable),
-        "refused_answerable": wrong,
-        "unanswerable": len(unanswerable),
-        "refused_unanswerable": right,
-    }
+def _share(flags: list[bool]) -> str:
+    return f"{np.mean(flags):.3f} ({len(flags)})" if flags else "–"
 
 
-def _names_unheld(index: Index, question: str) -> bool:
-    return bool(all_unheld(index.named_rows(index.parse(question))))
+def _pair(m: dict, rows: list[int], answered: bool) -> str:
+    """The share of ``rows`` the gate answered (or refused), before / after."""
+    shares = [[m[key][n] == answered for n in rows] for key in ("gate_before", "gate_after")]
+    return f"{_share(shares[0])} / {_share(shares[1])}" if rows else "–"
 
 
 def main() -> None:
-    print("| set | answerable | of them refused by the rule | unanswerable | of them refused by the rule |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    details = []
-    for folder in _sets(sys.argv[1:]):
-        m = measure(folder)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", help="comma-separated set names")
+    names = (parser.parse_args().only or ",".join(SETS)).split(",")
+    model = CachedModel()
+    print(
+        "| set | answerable refused by the rule before / after | off-topic refused by the rule "
+        "before / after | answered before / after | off-topic refused before / after "
+        "| unmentioned names refused before / after |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    changed = []
+    for name in names:
+        m = measure(load_case(name, model, rebuild=False), unmentioned(name), model)
+        groups = {"answerable": [], "offtopic": [], "name": []}
+        for n, q in enumerate(m["questions"]):
+            group = "answerable" if q.answerable else q.kind if q.kind in ("offtopic", "name") else None
+            if group:
+                groups[group].append(n)
+            if m["gate_before"][n] != m["gate_after"][n] or m["rule_before"][n] != m["rule_after"][n]:
+                changed.append(f"  {name}: {'answerable' if q.answerable else q.kind}: {q.question}")
+
         print(
-            f"| {m['set']} | {m['answerable']} | {len(m['refused_answerable'])} | {m['unanswerable']} "
-            f"| {len(m['refused_unanswerable'])} |"
+            f"| {name} | {sum(m['rule_before'][n] for n in groups['answerable'])} / "
+            f"{sum(m['rule_after'][n] for n in groups['answerable'])} | "
+            f"{sum(m['rule_before'][n] for n in groups['offtopic'])} / "
+            f"{sum(m['rule_after'][n] for n in groups['offtopic'])} of {len(groups['offtopic'])} | "
+            f"{_pair(m, groups['answerable'], True)} | {_pair(m, groups['offtopic'], False)} | "
+            f"{_pair(m, groups['name'], False)} |"
         )
-        details.append(m)
-    for m in details:
-        for q in m["refused_answerable"]:
-            print(f"  {m['set']}: answerable refused: {q}")
-        for q in m["refused_unanswerable"][:5]:
-            print(f"  {m['set']}: unanswerable refused: {q}")
+    print("\nQuestions whose rule or verdict changed:")
+    print("\n".join(changed) or "  none")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import numpy as np
 
 from semsearch.encode.keywords import build_keyword_index, tokenize
 from semsearch.ingest.chunking import Chunk
-from semsearch.retrieve.search import top_k
+from semsearch.retrieve.search import KEYWORD_WEIGHT, top_k
 
 DEPTH = 10
 Dense = Callable[["object", int], np.ndarray]  # (case, question number) -> a score per chunk
@@ -49,13 +49,13 @@ def previous_default() -> Iterator[None]:
     import semsearch.evaluation.quality as quality_module
     import semsearch.retrieve.index as index_module
 
-    kept = index_module.fuses, index_module.read_passage, quality_module.read_passage
-    index_module.fuses = lambda mode, question: mode == "hybrid" and question.names_exact
+    kept = index_module.keyword_weight, index_module.read_passage, quality_module.read_passage
+    index_module.keyword_weight = lambda names_exact: KEYWORD_WEIGHT if names_exact else 0.0
     index_module.read_passage = quality_module.read_passage = lambda ranked: ranked[0] if ranked else None
     try:
         yield
     finally:
-        index_module.fuses, index_module.read_passage, quality_module.read_passage = kept
+        index_module.keyword_weight, index_module.read_passage, quality_module.read_passage = kept
 
 
 # --- document-level aggregation -------------------------------------------------------------

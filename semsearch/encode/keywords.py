@@ -21,7 +21,6 @@ without bm25s or scipy and without reading the whole vocabulary (millions of tok
 from __future__ import annotations
 
 import math
-import os
 import re
 import unicodedata
 from collections import Counter
@@ -32,16 +31,16 @@ from pathlib import Path
 
 import numpy as np
 
+from semsearch.encode.vocabulary import VOCABULARY_FILES, SortedVocabulary, Vocabulary
 from semsearch.errors import IndexCorruptError
-from semsearch.util.regular import ARRAY_BOUND, load_array, open_regular
+from semsearch.util.regular import load_array
 
 TOKENIZER_VERSION = 4  # 3: heading names (see ``heading_name``); 4: Latin diacritics folded
 FILES = (
     "keywords.data.npy",
     "keywords.indices.npy",
     "keywords.indptr.npy",
-    "keywords.vocab.txt",
-    "keywords.vocab.offsets.npy",
+    *VOCABULARY_FILES,
 )
 
 # ISO 639-1 codes of the off-topic bank's languages (the corpus's comes from there) and more, to Snowball's.
@@ -158,54 +157,6 @@ def name_token(name: str, language: str | None) -> str | None:
     return f"{NAME_MARK}{tokens[0]}" if tokens else None  # a code's first token is the whole code
 
 
-class SortedVocabulary:
-    """Tokens sorted (UTF-8 byte order), one per line, found by binary search in the mapped file."""
-
-    def __init__(self, blob: np.ndarray, offsets: np.ndarray):
-        self._blob = blob
-        self._offsets = offsets
-
-    @classmethod
-    def write(cls, folder: Path, tokens: Sequence[str]) -> None:
-        encoded = [token.encode("utf-8") for token in tokens]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(e) + 1 for e in encoded], out=offsets[1:])
-        (folder / FILES[3]).write_bytes(b"".join(e + b"\n" for e in encoded))
-        np.save(folder / FILES[4], offsets)
-
-    @classmethod
-    def open(cls, folder: Path) -> SortedVocabulary:
-        offsets = load_array(folder / FILES[4])
-        fd = open_regular(folder / FILES[3], ARRAY_BOUND)
-        with os.fdopen(fd, "rb") as handle:
-            size = os.fstat(fd).st_size
-            blob = np.memmap(handle, dtype=np.uint8, mode="r") if size else np.empty(0, np.uint8)
-        if offsets.ndim != 1 or len(offsets) < 1 or int(offsets[-1]) != size:
-            raise ValueError(f"{FILES[3]} does not match {FILES[4]}")
-        return cls(blob, offsets)
-
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
-
-    def _token(self, i: int) -> bytes:
-        """The ``i``-th token, whose line must end where the offsets say (garbage passes the size check)."""
-        start, end = int(self._offsets[i]), int(self._offsets[i + 1]) - 1
-        if not 0 <= start <= end < len(self._blob) or self._blob[end] != 10:
-            raise IndexCorruptError(f"the keyword index is damaged ({FILES[3]} does not match its offsets)")
-        return self._blob[start:end].tobytes()
-
-    def get(self, token: str) -> int | None:
-        key = token.encode("utf-8")
-        low, high = 0, len(self)
-        while low < high:
-            middle = (low + high) // 2
-            if self._token(middle) < key:
-                low = middle + 1
-            else:
-                high = middle
-        return low if low < len(self) and self._token(low) == key else None
-
-
 @dataclass(frozen=True)
 class KeywordIndex:
     """BM25 weights as a CSC matrix: column ``t`` holds the chunks containing token ``t``."""
@@ -213,7 +164,7 @@ class KeywordIndex:
     data: np.ndarray
     indices: np.ndarray
     indptr: np.ndarray
-    vocab: SortedVocabulary | dict[str, int]
+    vocab: Vocabulary
     rows: int
     language: str | None
 

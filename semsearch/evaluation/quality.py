@@ -23,7 +23,7 @@ from semsearch.errors import QuestionsError, path_problem
 from semsearch.gate.decision import GATE_DEPTH, Verdict, decide, read_passage
 from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.sources import docs_relative
-from semsearch.retrieve.index import Index, all_unheld
+from semsearch.retrieve.index import Index
 from semsearch.store.records import CalibratedRecord
 from semsearch.util.jsonparse import parse_json
 
@@ -73,8 +73,13 @@ class QuestionResult:
     """Where the passage the gate read ranked (1-based; None: nothing ranked)."""
     legacy: bool = False
     """The index predates the relevance rule (see ``threshold.answer_threshold``)."""
-    names_unheld: bool = False
-    """Everything the question names verbatim is in no indexed file (see ``decide``)."""
+    unheld: tuple[str, ...] = ()
+    """The names the question asks about when the folder mentions none of them: refused for it
+    (``Index.names_unheld``, ``decide``)."""
+
+    @property
+    def names_unheld(self) -> bool:
+        return bool(self.unheld)
 
     def verdict_at(self, margin: float) -> Verdict:
         """The gate's decision on the passage it read with the margin ``margin``: ``ask``'s own
@@ -289,7 +294,7 @@ def evaluate(
                 baseline=index.gate.baseline(question.question, vector, cosine),
                 margin=index.gate.margin,
                 legacy=index.gate.legacy,
-                names_unheld=bool(all_unheld(index.named_rows(parsed))),
+                unheld=index.names_unheld(parsed, vector, ranking),
             )
         )
         if progress:

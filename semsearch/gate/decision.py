@@ -170,11 +170,16 @@ class Gate:
         """The offset of the question's language on this corpus (0 when its build measured none;
         see ``threshold.language_offsets``)."""
         offsets = self.meta.margin.language_offsets
+        language = self.question_language(query_vector) if offsets else None
+        return float(offsets.get(language, 0.0)) if language else 0.0
+
+    def question_language(self, query_vector: np.ndarray) -> str | None:
+        """The bank language whose questions lie nearest the question (None for an index built
+        before the bank recorded its languages)."""
         languages = self.bank_languages
-        if not offsets or languages is None:
-            return 0.0
+        if languages is None:
+            return None
         if self._languages is None:
             self._languages = language_centroids(self.offtopic, languages)
         names, centroids = self._languages
-        language = nearest_languages(np.reshape(query_vector, (1, -1)), names, centroids)[0]
-        return float(offsets.get(language, 0.0))
+        return nearest_languages(np.reshape(query_vector, (1, -1)), names, centroids)[0] or None

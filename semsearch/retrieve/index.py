@@ -10,7 +10,6 @@ per-file fingerprints, thresholds), ``offtopic.npy`` (query vectors of the off-t
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
+from semsearch.retrieve.names import all_unheld, counted, unheld_names
 from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import Hit, fuse, keyword_weight, rank
 from semsearch.store.meta import IndexMeta
@@ -255,7 +255,7 @@ class Index:
         read = read_passage(ranked)
         read_score, read_exact = (read.score, read.exact) if read else (None, False)
         named = self.named_rows(parsed)
-        unheld = all_unheld(named) if min_score is None else ()  # the gate's rule, not a cutoff's
+        unheld = self.names_unheld(parsed, query_vector, ranked, named) if min_score is None else ()
         own_baseline = None
         if min_score is None:
             own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
@@ -296,6 +296,31 @@ class Index:
         ]
         return named
 
+    def names_unheld(
+        self,
+        question: ParsedQuestion,
+        query_vector: np.ndarray,
+        ranked: Sequence[Ranked],
+        named: list[tuple[str, np.ndarray]] | None = None,
+    ) -> tuple[str, ...]:
+        """The names ``question`` asks about when the folder mentions none of them (else none):
+        the gate refuses it (see ``names``). ``query_vector`` tells its language; ``ranked``: its
+        passages, best first (the first ``GATE_DEPTH`` may spell an acronym out); ``named``: its
+        ``named_rows`` when known."""
+        named = self.named_rows(question) if named is None else named
+        if any(len(rows) for _, rows in named) or self.keywords is None:
+            return ()
+        unheld = all_unheld(named)
+        if not question.proper_names:
+            return unheld
+        language = self.gate.question_language(query_vector)
+        names = counted(question.proper_names, language, self.corpus_language)
+        if not names:
+            return unheld
+        passages = [self.chunks[r.row].text for r in ranked[:GATE_DEPTH]]
+        words = unheld_names(self.keywords, names, passages)
+        return () if words is None else tuple(dict.fromkeys([*unheld, *words]))
+
     def missing_outside(
         self, named: list[tuple[str, np.ndarray]], allowed: np.ndarray | None = None
     ) -> dict[str, list[str]]:
@@ -308,32 +333,6 @@ class Index:
             if name not in found and not (len(rows) if allowed is None else allowed[rows].any()):
                 found[name] = sorted({self.chunks[int(row)].source for row in rows})
         return found
-
-
-def all_unheld(named: list[tuple[str, np.ndarray]]) -> tuple[str, ...]:
-    """The salient names the question asks about when the indexed folder holds nothing it names
-    (else none): evidence that the folder is not about what is asked (another framework's
-    ``ActionMailer``). Only names no sentence writes count (see ``is_salient``): a year range,
-    a Chinese phrase with a date, an inflected brand name (``iPadzie``) are no such evidence."""
-    if any(len(rows) for _, rows in named):
-        return ()
-    return tuple(dict.fromkeys(name for name, _ in named if is_salient(name)))
-
-
-_SALIENT_MARKS = re.compile(r"[._()]|[A-Z][a-z0-9]+[A-Z]")
-
-
-def is_salient(name: str) -> bool:
-    """An ASCII name as code or a catalogue writes it: capitals or short letter runs with digits
-    (``PAY-517``, ``v2``; not ``130-metrowy``), a dot, underscore or call (``events.once``,
-    ``max_size``), two capitalised parts (``ActionMailer``), or a legal reference (``§ 99``)."""
-    if name.startswith(("§", "art.")):
-        return True
-    if not name.isascii():
-        return False
-    words = re.findall(r"[A-Za-z]+", name)
-    code = any(c.isdigit() for c in name) and words and all(w.isupper() or len(w) <= 2 for w in words)
-    return bool(code) or bool(_SALIENT_MARKS.search(name))
 
 
 def fuses(mode: str) -> bool:

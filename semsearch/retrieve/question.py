@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from semsearch.encode.keywords import tokenize
+from semsearch.retrieve.names import ProperName, proper_names
 from semsearch.retrieve.search import code_names, identifiers, names_something_exact, references
 
 
@@ -30,6 +31,8 @@ class ParsedQuestion:
     """The language its ``tokens`` are stemmed in: the index's keyword side's (None: no stemming)."""
     tokens: tuple[str, ...]
     """Its BM25 tokens (``encode.keywords.tokenize``)."""
+    proper_names: tuple[ProperName, ...] = ()
+    """The names it writes as words (``DHL``, ``Revolut Pay``: see ``names.proper_names``)."""
 
     @classmethod
     def parse(cls, text: str, language: str | None = None) -> ParsedQuestion:
@@ -43,6 +46,7 @@ class ParsedQuestion:
             names_exact=names_something_exact(text, names),
             language=language,
             tokens=tuple(tokenize(text, language)),
+            proper_names=proper_names(text),
         )
 
     def tokens_in(self, language: str | None) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from tests.helpers import DATA, REPO
 runner = CliRunner()
 QUESTIONS = DATA / "docs_questions.jsonl"
 ROW_KEYS = {"line", "question", "kind", "answerable", "expected", "rank", "first", "first_file_line"}
-ROW_KEYS |= {"score", "score_rank", "threshold", "answered", "refused", "right"}
+ROW_KEYS |= {"score", "score_rank", "threshold", "answered", "refused", "unheld", "right"}
 
 
 def eval_rows(index, *extra: str) -> list[dict]:
@@ -40,7 +40,8 @@ def test_eval_json_and_jsonl_hold_every_question(fake_sample_index):
     assert eval_rows(fake_sample_index) == rows  # --jsonl: the same rows, one a line
     answerable = [row for row in rows if row["answerable"]]
     assert sum(row["rank"] == 1 for row in answerable) == round(data["top1"] * len(answerable))
-    assert all(row["score"] < row["threshold"] for row in rows if not row["answered"])
+    assert all(row["score"] < row["threshold"] for row in rows if not row["answered"] and not row["unheld"])
+    assert all(not row["answered"] for row in rows if row["unheld"])
     assert all(row["score_rank"] in (1, 2, 3) for row in rows)  # the gate reads the first three
     assert all(row["refused"] == (row["answerable"] and not row["answered"]) for row in rows)
     assert any(row["refused"] for row in rows) and any(not row["answerable"] for row in rows)

@@ -100,3 +100,31 @@ def test_the_weather_is_refused_with_exit_1(kursownia_index, row):
         done.stderr,
     )
     assert "Traceback" not in done.stderr
+    # refused by the cosine gate itself, not only because the files never mention Kraków
+    as_json = json.loads(
+        run(
+            "ask", row["question"], "--index", str(kursownia_index), "--json", cwd=kursownia_index.parent
+        ).stdout
+    )
+    assert as_json["best_score"] < as_json["threshold"], as_json
+
+
+@pytest.mark.slow
+def test_a_name_the_files_never_mention_is_refused_and_one_they_name_is_answered(kursownia_index):
+    """Issue 24, item 3: a product written as a word (not as code) that no file mentions is
+    evidence against answering; a name the files hold is answered as before."""
+    never = run(
+        "ask", "Czy mogę zapłacić przez PayPal?", "--index", str(kursownia_index), cwd=kursownia_index.parent
+    )
+    assert never.returncode == 1, never.stdout
+    assert never.stdout.startswith("No answer: the indexed documents never mention PayPal."), never.stdout
+    held = run(
+        "ask",
+        "Czy mogę zapłacić przez BLIK?",
+        "--index",
+        str(kursownia_index),
+        "--json",
+        cwd=kursownia_index.parent,
+    )
+    assert held.returncode == 0, held.stdout
+    assert json.loads(held.stdout)["results"][0]["source"] == "regulamin.md"

@@ -45,7 +45,8 @@ def _picture(report: EvalReport) -> GatePicture:
 def question_row(result: QuestionResult) -> dict:
     """One question's outcome for --json and --jsonl: the rank of its right passage, its first
     passage, the cosine of the passage the gate read and where that ranked, and the gate's
-    decision at the question's threshold."""
+    decision at the question's threshold (``unheld``: the names that refused it whatever its
+    cosine, as ``ask --json`` gives them)."""
     first = result.first
     return {
         "line": result.question.line,
@@ -61,6 +62,7 @@ def question_row(result: QuestionResult) -> dict:
         "threshold": _round(result.threshold),
         "answered": result.passes,
         "refused": result.refused,
+        "unheld": list(result.unheld),
         "right": _right(result),
     }
 

@@ -10,7 +10,7 @@ import pytest
 
 from semsearch.gate.decision import GATE_DEPTH, decide, read_passage
 from semsearch.retrieve.answer import Ranked
-from semsearch.retrieve.index import all_unheld, is_salient
+from semsearch.retrieve.names import all_unheld, is_salient
 
 
 def test_decide_matches_its_definition_on_a_grid():

@@ -1,0 +1,92 @@
+"""Names a question writes as words, and whether a folder mentions them (``retrieve.names``)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from semsearch.encode.keywords import KeywordIndex, build_keyword_index, fold
+from semsearch.encode.vocabulary import has_prefix
+from semsearch.retrieve.names import ProperName, counted, proper_names, resembles, spelled_out, unheld_names
+
+
+def _texts(question: str) -> list[tuple[str, bool]]:
+    return [(name.text, name.acronym) for name in proper_names(question)]
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Czy wysyłacie paczki przez DHL?", [("DHL", True)]),
+        ("Czy mogę odebrać zamówienie w Żabce?", [("Żabce", False)]),
+        ("Czy działa Revolut Pay, czy tylko BLIK?", [("Revolut Pay", False), ("BLIK", True)]),
+        ("Kto uznał rozbiory RP?", []),  # two capitals: too often written out (Rzeczpospolita)
+        ("How do I sync with Google Calendar?", [("Google Calendar", False)]),
+        ("Kiedy zmarł Jan III Sobieski?", [("Jan", False), ("Sobieski", False)]),  # III: a numeral
+        ("Istio działa. Czy Kube też?", [("Kube", False)]),  # each sentence's first word opens it
+        ("Can I do it? I think so", []),  # the English I is no name
+        ("CZY DZIAŁA BLIK?", []),  # a question in capitals names nothing by its capitals
+        ("Jak zmienić hasło?", []),
+        ("Co to jest „Nie pamiętam hasła”?", [("Nie", False)]),  # a quotation's capital: held by any folder
+    ],
+)
+def test_proper_names_are_acronyms_and_capitalised_words_inside_a_sentence(question, names):
+    assert _texts(question) == names
+
+
+def test_names_count_only_in_the_documents_language_and_in_german_only_acronyms():
+    names = (ProperName("DHL", True), ProperName("Berlin", False))
+    assert counted(names, "pl", "pl") == list(names)
+    assert counted(names, "en", "pl") == []  # a name may be translated: Germany for Niemcy
+    assert counted(names, "pl", None) == []
+    assert counted(names, "de", "de") == [ProperName("DHL", True)]  # every German noun is capitalised
+
+
+def _keywords(texts: list[str]) -> KeywordIndex:
+    return build_keyword_index(texts, "pl")
+
+
+def test_a_name_is_held_by_a_word_that_begins_as_it_does():
+    keywords = _keywords(["Odbiór w punkcie Żabka.", "Aplikacja działa na iPad i iPhone.", "Co istnieje?"])
+    assert resembles(keywords, "Żabce")  # inflected: Żabka
+    assert resembles(keywords, "zabka")  # typed without diacritics
+    assert resembles(keywords, "iPadzie")
+    assert not resembles(keywords, "DHL")
+    assert not resembles(keywords, "Revolut")
+    assert not resembles(keywords, "Istio")  # "istnieje" begins as it does, but is no inflection of it
+    english = build_keyword_index(["Put the tree in the notes."], "en")
+    assert not resembles(english, "Trello") and resembles(english, "Notes") and resembles(english, "Trees")
+
+
+def test_an_acronym_is_held_when_a_ranked_passage_spells_it_out():
+    assert spelled_out("RHCP", ["Zespół Red Hot Chili Peppers wydał album."])
+    assert spelled_out("ONZ", ["członek Organizacji Narodów Zjednoczonych"])
+    assert not spelled_out("ONZ", ["organizacji narodów zjednoczonych"])  # written out in capitals only
+    assert not spelled_out("AI", ["an idea"])
+
+
+def test_unheld_names_only_when_the_folder_mentions_none_of_them():
+    keywords = _keywords(["Płatność kartą lub BLIK.", "Dostawa kurierem InPost."])
+    assert unheld_names(keywords, [ProperName("DHL", True)], []) == ("DHL",)
+    assert unheld_names(keywords, [ProperName("DHL", True), ProperName("BLIK", True)], []) is None
+    assert unheld_names(keywords, [ProperName("PAP", True)], ["Polska Agencja Prasowa"]) is None
+    britain = [ProperName("Wielkiej Brytanii", False)]
+    assert unheld_names(keywords, britain, ["Tytuł nadaje monarcha brytyjski."]) is None
+    assert unheld_names(keywords, britain, ["Dostawa kurierem."]) == ("Wielkiej Brytanii",)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_prefix_look_up_equals_a_scan_of_the_stored_vocabulary(seed, tmp_path):
+    rng = random.Random(seed)
+    words = ["".join(rng.choice("abcżźł") for _ in range(rng.randint(1, 6))) for _ in range(60)]
+    built = build_keyword_index([" ".join(words[i : i + 5]) for i in range(0, 60, 5)], None)
+    built.save(tmp_path)
+    stored = KeywordIndex.load(tmp_path, built.rows, None)
+    tokens = list(built.vocab)
+    for _ in range(200):
+        prefix = fold("".join(rng.choice("abcżźł") for _ in range(rng.randint(1, 4))))
+        longest = rng.choice([None, 2, 4])
+        expected = any(t.startswith(prefix) and (longest is None or len(t) <= longest) for t in tokens)
+        assert has_prefix(stored.vocab, prefix, longest) == expected, (prefix, longest)
+        assert has_prefix(built.vocab, prefix, longest) == expected, (prefix, longest)
