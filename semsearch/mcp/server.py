@@ -38,7 +38,13 @@ from semsearch import __version__
 from semsearch.collection import Collection
 from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
-from semsearch.errors import IndexBusyError, SemsearchError, path_problem
+from semsearch.errors import (
+    IndexBusyError,
+    IndexCorruptError,
+    IndexMissingError,
+    SemsearchError,
+    path_problem,
+)
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.hints import command_to_build, message
 from semsearch.ingest.sources import docs_relative
@@ -258,6 +264,15 @@ class Library:
             if self._collection is None:
                 raise
             return self._collection  # a build holds the local-mode store: the index read before it
+        except (IndexMissingError, IndexCorruptError) as exc:
+            if self._collection is None or not self._written_under_us():
+                raise
+            print(
+                f"semsearch: {safe_line(str(self.path))} could not be reopened ({safe_line(str(exc))}); "
+                "answering from the index read before",
+                file=sys.stderr,
+            )
+            return self._collection  # the next call tries again: the stamp is not taken
         if self._embedder is not None and self._embedder.spec != collection.index.model:
             collection.close()
             collection = Collection(self.path)  # rebuilt with another model: load that one
@@ -267,6 +282,13 @@ class Library:
         self._collection, self._stamp = collection, stamp
         self._changed_until = 0.0
         return collection
+
+    def _written_under_us(self) -> bool:
+        """Whether the index is a local-mode Qdrant store: its files are read whole when opened,
+        and a build in another process may be writing them (seen as a collection with no record
+        yet), while a folder index is swapped whole and a server's collection moved by alias."""
+        location = getattr(self.store, "location", None)
+        return isinstance(location, QdrantLocation) and location.local
 
     def _changed_files(self, collection: Collection, fresh: bool = False) -> list[str]:
         now = time.monotonic()

@@ -713,3 +713,35 @@ def test_an_index_error_suggests_the_real_build_command_or_a_clear_placeholder(t
     assert garbled.is_error and garbled.content[0].text.endswith(
         f"; remove the folder, then build again: `semsearch build <your docs folder> --index {unreadable}`"
     )
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_an_index_that_cannot_be_reopened_mid_build_is_served_as_read_before_only_in_local_qdrant(
+    tmp_path, fake_embedder, monkeypatch, capsys, store
+):
+    """A local-mode Qdrant store is read whole from files another process's build may be
+    writing (a collection seen before its record): the server answers from the index it read
+    before and tries again on the next call. A folder index is swapped whole, so there an index
+    gone or damaged is an error, as it is when nothing was read before."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from semsearch.errors import IndexMissingError
+    from semsearch.mcp import server as mcp_server
+
+    docs, index = _docs(tmp_path / "docs"), _index(tmp_path, store)
+    build_index(docs, index, embedder=fake_embedder)
+    library = mcp_server.Library(index, embedder=fake_embedder)
+    assert library.index_info()["files"] == 1
+    monkeypatch.setattr(library.store, "stamp", lambda: ("moved",))  # the index changed on disk
+
+    def unreadable(*args, **kwargs):
+        raise IndexMissingError("the collection 'x' was not made by semsearch")
+
+    monkeypatch.setattr(mcp_server, "Collection", unreadable)
+    if store == "folder":
+        with pytest.raises(ToolError, match="not made by semsearch"):
+            library.index_info()
+    else:
+        assert library.index_info()["files"] == 1  # the index read before
+        assert "could not be reopened" in capsys.readouterr().err
+        assert library.index_info()["files"] == 1 and "could not be reopened" in capsys.readouterr().err
