@@ -6,8 +6,9 @@ sha256 of the model and the texts, so a rerun embeds nothing (the machine is sha
 Tuned on (candidates and their constants chosen by these alone): the team's own sets in
 tests/data (`docs/`, the English guide, the cooking blog, the API reference) and PoQuAD (the
 largest set, 250 questions, for statistical power). Reported on (never looked at while
-choosing): DRCD (Chinese), and the three real doc folders `k8s-pl`, `obsidian-tasks-docs`
-and `kursownia`. `bench/data/starlight-docs` has no questions, so it is in neither.
+choosing): DRCD (Chinese), the three real doc folders `k8s-pl`, `obsidian-tasks-docs`
+and `kursownia`, and the project's own raw MDX set `bench/data/starlight-docs` (its questions
+written from a topic outline before its files were read, labelled afterwards).
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ SETS: dict[str, tuple[Path, list[Path], str]] = {
         REPORT,
     ),
     "kursownia": (SHARED / "kursownia/docs", [SHARED / "kursownia/questions.jsonl"], REPORT),
+    "starlight": (
+        REPO / "bench/data/starlight-docs/docs",
+        [REPO / "bench/data/starlight-docs/questions.jsonl"],
+        REPORT,
+    ),
 }
 
 
