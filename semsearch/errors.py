@@ -52,6 +52,11 @@ class IndexMissingError(SemsearchError):
     """No index where one was expected."""
 
 
+class BuildInterruptedError(IndexMissingError):
+    """No index yet: its first build was interrupted, and the vectors it embedded are kept
+    (``store.journal``): the same build goes on from there."""
+
+
 class IndexCorruptError(SemsearchError):
     """The index exists but cannot be trusted (truncated, inconsistent, foreign)."""
 

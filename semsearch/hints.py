@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 
 from semsearch.errors import (
+    BuildInterruptedError,
     IndexChangedError,
     IndexCorruptError,
     IndexMissingError,
@@ -41,6 +42,9 @@ def hint(exc: SemsearchError, *, agent: bool = False) -> str | None:
         )
     if isinstance(exc, IndexCorruptError):
         return f"rebuild it with `{build_command(exc.index, UNKNOWN_DOCS if agent else 'DOCS')}`"
+    if isinstance(exc, BuildInterruptedError):
+        docs = UNKNOWN_DOCS if agent else "DOCS"
+        return f"run the same build again to go on from there: `{build_command(exc.index, docs)}`"
     if isinstance(exc, IndexMissingError):  # the path given may be a file or another folder
         if agent:
             return f"build it with `{build_command(exc.index, UNKNOWN_DOCS)}`"

@@ -76,13 +76,12 @@ class Answer:
         what it needed (how the threshold is set is ``--verbose``'s and ``info``'s to say)."""
         if self.unheld:
             return f"the indexed documents never mention {', '.join(self.unheld)}"
-        best = "" if self.best_score is None else f"best {self.best_score:.3f}, "
+        digits = _digits_apart(self.best_score, self.threshold)
+        best = "" if self.best_score is None else f"best {self.best_score:.{digits}f}, "
+        needed = f"needed {self.threshold:.{digits}f}"
         if self.baseline is None:
-            return f"no passage reaches the cosine cutoff you set ({best}needed {self.threshold:.3f})"
-        return (
-            "nothing in the indexed documents matches this question closely enough "
-            f"({best}needed {self.threshold:.3f})"
-        )
+            return f"no passage reaches the cosine cutoff you set ({best}{needed})"
+        return f"nothing in the indexed documents matches this question closely enough ({best}{needed})"
 
     @property
     def threshold_in_words(self) -> str:
@@ -90,6 +89,15 @@ class Answer:
         if self.baseline is None:
             return f"the cosine cutoff {self.threshold:.3f} you set (--min-score)"
         return f"this question's threshold {self.threshold:.3f}, set by {BASELINE_IN_WORDS}"
+
+
+def _digits_apart(best: float | None, needed: float) -> int:
+    """Three decimals, or as many more (up to six) as show a refused ``best`` below ``needed``:
+    "best 0.843, needed 0.843" reads as if it passed."""
+    digits = 3
+    while best is not None and digits < 6 and round(best, digits) >= round(needed, digits):
+        digits += 1
+    return digits
 
 
 class Ranked(NamedTuple):

@@ -28,7 +28,7 @@ import numpy as np
 
 from semsearch.store import cleanup
 from semsearch.store.reader import bad_rows
-from semsearch.store.schema import STAGING_MARKER
+from semsearch.store.schema import STAGING_MARKER, journal_folder
 from semsearch.util.jsonparse import parse_json
 from semsearch.util.regular import ARRAY_BOUND, load_array, read_text
 
@@ -48,7 +48,7 @@ class Journal:
     """Append-only store of embedded vectors for one index and model. The build lock is held."""
 
     def __init__(self, index_dir: Path, spec: str, dim: int):
-        self.folder = index_dir.parent / f".{index_dir.name}.partial"
+        self.folder = journal_folder(index_dir)
         self.spec, self.dim = spec, dim
         self._keys: list[str] = []
         self._vectors: list[np.ndarray] = []

@@ -11,10 +11,16 @@ from pathlib import Path
 import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex
-from semsearch.errors import IndexCorruptError, IndexMissingError, MetaUnreadableError, SemsearchError
+from semsearch.errors import (
+    BuildInterruptedError,
+    IndexCorruptError,
+    IndexMissingError,
+    MetaUnreadableError,
+    SemsearchError,
+)
 from semsearch.store.chunkfile import CHUNKS_FILE, ChunkFile
 from semsearch.store.meta import IndexMeta, read_meta_json
-from semsearch.store.schema import META_FILE
+from semsearch.store.schema import META_FILE, STAGING_MARKER, journal_folder
 from semsearch.util.regular import load_array, read_regular
 
 READ_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError, IndexError, UnicodeDecodeError)
@@ -73,6 +79,11 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None, keywords: bool
     if index_dir.exists() and not index_dir.is_dir():
         raise IndexMissingError(f"{index_dir} is a file, not an index folder")
     if not index_dir.exists():
+        if (journal_folder(index_dir) / STAGING_MARKER).is_file():
+            raise BuildInterruptedError(
+                f"no index at {index_dir}/ yet: its first build was interrupted "
+                "(the vectors it embedded are kept)"
+            )
         raise IndexMissingError(f"no index at {index_dir}/ (no such folder)")
     if not os.path.lexists(index_dir / META_FILE):
         raise IndexMissingError(f"no index at {index_dir}/ (the folder holds no meta.json)")

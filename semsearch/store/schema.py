@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from semsearch.encode.keywords import FILES as KEYWORD_FILES
 from semsearch.store.chunkfile import CHECKSUMS_FILE, CHUNKS_FILE, OFFSETS_FILE
 
@@ -21,3 +23,9 @@ INDEX_FILES = (
     *KEYWORD_FILES,
     META_FILE,
 )
+
+
+def journal_folder(index_dir: Path) -> Path:
+    """Where a build of ``index_dir`` keeps the vectors it embedded until it finishes (a hidden
+    folder beside the index: ``store.journal``), so that a build interrupted resumes."""
+    return index_dir.parent / f".{index_dir.name}.partial"

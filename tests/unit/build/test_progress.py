@@ -14,6 +14,8 @@ import pytest
 from semsearch.build.embedding import EMBED_BATCH
 from semsearch.build.estimate import SAMPLE_BATCHES
 from semsearch.build.pipeline import build_index
+from semsearch.errors import BuildInterruptedError
+from semsearch.hints import message
 from semsearch.retrieve.opening import load_index
 from tests.helpers import REPO, SAMPLE_DOCS, HashingEmbedder, memo_env, write
 
@@ -78,6 +80,9 @@ def test_an_interrupted_build_resumes_and_equals_a_clean_one(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         build_index(tmp_path / "docs", tmp_path / "index", embedder=DiesAfter(batches=9))  # 144 of 160
     assert not (tmp_path / "index").exists()
+    with pytest.raises(BuildInterruptedError, match="first build was interrupted") as asked:
+        load_index(tmp_path / "index")  # ``ask`` meanwhile: the build to run again, not "no such folder"
+    assert "run the same build again" in message(asked.value.about(tmp_path / "index"))
     again = HashingEmbedder()
     report = build_index(tmp_path / "docs", tmp_path / "index", embedder=again)
     assert (report.resumed, report.embedded) == (144, 16)
