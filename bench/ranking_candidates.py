@@ -44,18 +44,17 @@ def rows_previous(case, i: int) -> np.ndarray:
 @contextmanager
 def previous_default() -> Iterator[None]:
     """For the time being, the default as it was before this round: hybrid mode fusing BM25 only
-    into questions naming something exact, and the gate (``ask``, ``eval``) reading the first
-    ranked passage, not ``read_passage``'s choice among the first three."""
-    import semsearch.evaluation.quality as quality_module
+    into questions naming something exact, and the gate (``Index.judge``: ``ask``, ``eval``)
+    reading the first ranked passage, not ``read_passage``'s choice among the first three."""
     import semsearch.retrieve.index as index_module
 
-    kept = index_module.keyword_weight, index_module.read_passage, quality_module.read_passage
+    kept = index_module.keyword_weight, index_module.read_passage
     index_module.keyword_weight = lambda names_exact: KEYWORD_WEIGHT if names_exact else 0.0
-    index_module.read_passage = quality_module.read_passage = lambda ranked: ranked[0] if ranked else None
+    index_module.read_passage = lambda ranked: ranked[0] if ranked else None
     try:
         yield
     finally:
-        index_module.keyword_weight, index_module.read_passage, quality_module.read_passage = kept
+        index_module.keyword_weight, index_module.read_passage = kept
 
 
 # --- document-level aggregation -------------------------------------------------------------

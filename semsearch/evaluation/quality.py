@@ -20,7 +20,7 @@ import numpy as np
 from semsearch.defaults import DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
 from semsearch.errors import QuestionsError, path_problem
-from semsearch.gate.decision import GATE_DEPTH, Verdict, decide, read_passage
+from semsearch.gate.decision import GATE_DEPTH, Verdict, decide
 from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.sources import docs_relative
 from semsearch.retrieve.index import Index
@@ -277,24 +277,21 @@ def evaluate(
     depth = max(k, 3, GATE_DEPTH, MRR_DEPTH, *ks)
     results = []
     for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
-        cosine = index.cosines(vector)
-        parsed = index.parse(question.question)  # once, as ``Index.search`` parses it
-        ranking = index.ranked(parsed, vector, depth, mode, cosine=cosine)
+        judged = index.judge(question.question, vector, depth, mode=mode)  # as ``ask`` decides
+        ranking, read = judged.ranked, judged.read
         rank = next((n for n, r in enumerate(ranking, 1) if is_hit(question, index.chunks[r.row])), None)
-        first = index.chunks[ranking[0].row] if ranking else None
-        read = read_passage(ranking)  # as ``Index.search`` reads it
         results.append(
             QuestionResult(
                 question=question,
-                first=first,
+                first=index.chunks[ranking[0].row] if ranking else None,
                 read_score=read.score if read else float("-inf"),
                 read_exact=bool(read and read.exact),
                 read_rank=ranking.index(read) + 1 if read else None,
                 rank=rank if question.answerable else None,
-                baseline=index.gate.baseline(question.question, vector, cosine),
+                baseline=float(judged.baseline),
                 margin=index.gate.margin,
                 legacy=index.gate.legacy,
-                unheld=index.names_unheld(parsed, vector, ranking),
+                unheld=judged.unheld,
             )
         )
         if progress:

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from semsearch.gate.threshold import BASELINE_IN_WORDS
+from semsearch.gate.threshold import BASELINE_IN_WORDS, is_answer
 from semsearch.retrieve.search import Hit
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from semsearch.gate.decision import Verdict
+    from semsearch.retrieve.question import ParsedQuestion
 
 
 @dataclass(frozen=True)
@@ -108,3 +114,31 @@ class Ranked(NamedTuple):
     """The chunk contains a code or reference the question names verbatim."""
     keyword_score: float | None = None
     """BM25 score (None in dense mode)."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One question ranked and judged by the gate (``Index.judge``): what ``ask`` shows
+    (``Index.search`` makes the ``Answer``) and ``eval`` scores, decided once, in one place."""
+
+    parsed: ParsedQuestion
+    ranked: list[Ranked]
+    """The passages, best first, as deep as asked."""
+    read: Ranked | None
+    """The passage the gate read (``gate.decision.read_passage``; None: nothing ranked)."""
+    baseline: float | None
+    """The question's baseline (None: the user's own cosine cutoff decided)."""
+    verdict: Verdict
+    unheld: tuple[str, ...]
+    """The names it asks about when the folder mentions none of them (``Index.names_unheld``)."""
+    named: list[tuple[str, np.ndarray]]
+    """What it names verbatim, each with the rows holding it (``Index.named_rows``)."""
+    allowed: np.ndarray | None
+    """The rows searched (None: every row)."""
+
+    @property
+    def passing(self) -> list[Ranked]:
+        """The ranked passages that pass, in their order (none when the gate refused)."""
+        if not self.verdict.answered:
+            return []
+        return [r for r in self.ranked if is_answer(r.score, r.exact, self.verdict.threshold)]

@@ -23,7 +23,7 @@ from semsearch.gate.bank import bank_sha256
 from semsearch.gate.decision import GATE_DEPTH, Gate, Verdict, read_passage
 from semsearch.gate.threshold import is_answer
 from semsearch.ingest.chunk import Chunk
-from semsearch.retrieve.answer import Answer, Ranked
+from semsearch.retrieve.answer import Answer, Judged, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
 from semsearch.retrieve.names import all_unheld, counted, unheld_names
@@ -248,38 +248,50 @@ class Index:
         are the first ``k`` of those ranked passages that pass. ``question`` is parsed here,
         once (``parse``), for every step.
         """
-        parsed = self.parse(question)
-        cosine = self.cosines(query_vector)
-        allowed = self.allowed_rows(paths, where)
-        ranked = self.ranked(parsed, query_vector, max(k, GATE_DEPTH), mode, paths, where, cosine)
-        read = read_passage(ranked)
-        read_score, read_exact = (read.score, read.exact) if read else (None, False)
-        named = self.named_rows(parsed)
-        unheld = self.names_unheld(parsed, query_vector, ranked, named) if min_score is None else ()
-        own_baseline = None
-        if min_score is None:
-            own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
-            verdict = self.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
-        else:  # the user's own cosine cutoff
-            verdict = Verdict(
-                min_score, read_score is not None and is_answer(read_score, read_exact, min_score)
-            )
-        threshold = verdict.threshold
-        found = [r for r in ranked if is_answer(r.score, r.exact, threshold)] if verdict.answered else []
-        hits = [self._hit(n, r) for n, r in enumerate(found[:k], 1)]
+        judged = self.judge(question, query_vector, max(k, GATE_DEPTH), min_score, mode, paths, where)
+        read = judged.read
+        hits = [self._hit(n, r) for n, r in enumerate(judged.passing[:k], 1)]
+        missing = self.missing_outside(judged.named, judged.allowed)
         return Answer(
             question,
             hits,
-            float(threshold),
-            own_baseline,
+            float(judged.verdict.threshold),
+            judged.baseline,
             mode,
             fused=fuses(mode),
-            missing=tuple(missing := self.missing_outside(named, allowed)),
+            missing=tuple(missing),
             missing_elsewhere={name: files for name, files in missing.items() if files},
-            best_score=read_score,
-            unheld=unheld,
+            best_score=read.score if read else None,
+            unheld=judged.unheld,
             closest=self._hit(1, read) if read and not hits else None,
         )
+
+    def judge(
+        self,
+        question: str,
+        query_vector: np.ndarray,
+        depth: int,
+        min_score: float | None = None,
+        mode: str = DEFAULT_MODE,
+        paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
+    ) -> Judged:
+        """``question`` ranked ``depth`` deep and judged: the one decision ``ask`` (``search``),
+        ``eval`` and MCP make (see ``search``)."""
+        parsed = self.parse(question)
+        cosine = self.cosines(query_vector)
+        allowed = self.allowed_rows(paths, where)
+        ranked = self.ranked(parsed, query_vector, depth, mode, paths, where, cosine)
+        read = read_passage(ranked)
+        read_score, read_exact = (read.score, read.exact) if read else (None, False)
+        named = self.named_rows(parsed)
+        if min_score is not None:  # the user's own cosine cutoff: the names rule is the gate's
+            answered = read_score is not None and is_answer(read_score, read_exact, min_score)
+            return Judged(parsed, ranked, read, None, Verdict(min_score, answered), (), named, allowed)
+        unheld = self.names_unheld(parsed, query_vector, ranked, named)
+        own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
+        verdict = self.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
+        return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed)
 
     def named_rows(self, question: ParsedQuestion) -> list[tuple[str, np.ndarray]]:
         """The codes, references and names as code writes them that ``question`` names verbatim
