@@ -1,13 +1,13 @@
-"""What the "names the folder never mentions" rule refuses (``Index.names_unheld``, the gate's
-``names_unheld``), per set, before and after names written as words counted (``retrieve.names``:
-``DHL``, ``Revolut Pay``; before: only names as code writes them, ``PAY-999``, ``ActionMailer``):
-answerable questions it refuses (each one a loss) and unanswerable ones, and the gate's answered
-and off-topic refused shares with the rule as it was and as it is, through ``eval``'s decision.
+"""Names the folder never mentions, per set (``retrieve.names``): what the gate refuses for names
+written as code (``PAY-999``, ``ActionMailer``: ``names.all_unheld``; each answerable question
+refused is a loss), and which questions get the note "Not found in the searched documents" for
+names written as words (``DHL``, ``Revolut Pay``: ``Index.names_unmentioned``), answerable (a
+note about a name the folder does cover, under a right answer) and not.
 
-Every set of the ranking bench (``ranking_sets.py``: its indexes and cached vectors) and
-``bench/data/unmentioned_names.jsonl``, questions naming products, services and tools that the
-sets' folders never mention, asked of the set each row names (written by the team before the
-rule was measured; every row is unanswerable, a one-line rationale each):
+Every set of the ranking bench (``ranking_sets.py``: its indexes and cached vectors), and
+``bench/data/unmentioned_names.jsonl``: questions naming products, services and tools the sets'
+folders never mention, asked of the set each row names (written by the team before the rule was
+measured; every row is unanswerable, a one-line rationale each):
 
     .venv/bin/python bench/bench_named.py [--only SET,...]
 """
@@ -27,8 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ranking_sets import SETS, CachedModel, Case, load_case  # noqa: E402
 
 from semsearch.evaluation.quality import Question  # noqa: E402
-from semsearch.gate.decision import GATE_DEPTH, read_passage  # noqa: E402
-from semsearch.retrieve.names import all_unheld  # noqa: E402
+from semsearch.gate.decision import GATE_DEPTH  # noqa: E402
 
 NAMES_FILE = Path(__file__).resolve().parent / "data" / "unmentioned_names.jsonl"
 
@@ -36,44 +35,36 @@ NAMES_FILE = Path(__file__).resolve().parent / "data" / "unmentioned_names.jsonl
 def unmentioned(name: str) -> list[Question]:
     """The rows of ``NAMES_FILE`` asked of set ``name`` (unanswerable, kind ``name``)."""
     rows = [json.loads(line) for line in NAMES_FILE.read_text("utf-8").splitlines() if line.strip()]
-    return [
-        Question(line=n, question=r["question"], kind="name")
-        for n, r in enumerate(rows, 1)
-        if r["set"] == name
-    ]
+    chosen = [(n, r) for n, r in enumerate(rows, 1) if r["set"] == name]
+    return [Question(line=n, question=r["question"], kind="name") for n, r in chosen]
 
 
-def measure(case: Case, extra: list[Question], model: CachedModel) -> dict:
-    """Per question: refused by the rule before / after, and the gate's verdict before / after."""
+def measure(case: Case, extra: list[Question], model: CachedModel) -> list[dict]:
+    """Per question: its group, whether the gate answered it, refused it for names written as
+    code, and the names written as words it is told the folder never mentions."""
     index = case.index
-    questions = case.questions + extra
-    vectors = (
-        np.vstack([case.vectors, model.embed_queries([q.question for q in extra])]) if extra else case.vectors
-    )
-    found: dict[str, list] = {"rule_before": [], "rule_after": [], "gate_before": [], "gate_after": []}
-    for question, vector in zip(questions, vectors, strict=True):
-        cosine = index.cosines(vector)
-        parsed = index.parse(question.question)
-        ranked = index.ranked(parsed, vector, GATE_DEPTH, cosine=cosine)
-        read = read_passage(ranked)
-        baseline = index.gate.baseline(question.question, vector, cosine)
-        before = bool(all_unheld(index.named_rows(parsed)))
-        after = bool(index.names_unheld(parsed, vector, ranked))
-        found["rule_before"].append(before)
-        found["rule_after"].append(after)
-        for key, unheld in (("gate_before", before), ("gate_after", after)):
-            found[key].append(index.gate.decide(read.score, read.exact, baseline, unheld).answered)
-    return {"questions": questions, **found}
+    vectors = case.vectors
+    if extra:
+        vectors = np.vstack([vectors, model.embed_queries([q.question for q in extra])])
+    found = []
+    for question, vector in zip(case.questions + extra, vectors, strict=True):
+        judged = index.judge(question.question, vector, GATE_DEPTH)
+        group = "answerable" if question.answerable else question.kind
+        found.append(
+            {
+                "question": question.question,
+                "group": group,
+                "answered": judged.verdict.answered,
+                "unheld": judged.unheld,
+                "noted": index.names_unmentioned(judged.parsed, vector, judged.ranked),
+            }
+        )
+    return found
 
 
-def _share(flags: list[bool]) -> str:
-    return f"{np.mean(flags):.3f} ({len(flags)})" if flags else "–"
-
-
-def _pair(m: dict, rows: list[int], answered: bool) -> str:
-    """The share of ``rows`` the gate answered (or refused), before / after."""
-    shares = [[m[key][n] == answered for n in rows] for key in ("gate_before", "gate_after")]
-    return f"{_share(shares[0])} / {_share(shares[1])}" if rows else "–"
+def _count(rows: list[dict], group: str, key: str) -> str:
+    chosen = [r for r in rows if r["group"] == group]
+    return f"{sum(bool(r[key]) for r in chosen)} of {len(chosen)}" if chosen else "–"
 
 
 def main() -> None:
@@ -84,32 +75,27 @@ def main() -> None:
     names = (parser.parse_args().only or ",".join(SETS)).split(",")
     model = CachedModel()
     print(
-        "| set | answerable refused by the rule before / after | off-topic refused by the rule "
-        "before / after | answered before / after | off-topic refused before / after "
-        "| unmentioned names refused before / after |"
+        "| set | answerable refused for names as code | answerable with a note | off-topic with a "
+        "note | unmentioned names: noted / refused |"
     )
-    print("| --- | --- | --- | --- | --- | --- |")
-    changed = []
+    print("| --- | --- | --- | --- | --- |")
+    listed = []
     for name in names:
-        m = measure(load_case(name, model, rebuild=False), unmentioned(name), model)
-        groups = {"answerable": [], "offtopic": [], "name": []}
-        for n, q in enumerate(m["questions"]):
-            group = "answerable" if q.answerable else q.kind if q.kind in ("offtopic", "name") else None
-            if group:
-                groups[group].append(n)
-            if m["gate_before"][n] != m["gate_after"][n] or m["rule_before"][n] != m["rule_after"][n]:
-                changed.append(f"  {name}: {'answerable' if q.answerable else q.kind}: {q.question}")
-
+        rows = measure(load_case(name, model, rebuild=False), unmentioned(name), model)
+        names_set = [r for r in rows if r["group"] == "name"]
+        refused = sum(not r["answered"] for r in names_set)
         print(
-            f"| {name} | {sum(m['rule_before'][n] for n in groups['answerable'])} / "
-            f"{sum(m['rule_after'][n] for n in groups['answerable'])} | "
-            f"{sum(m['rule_before'][n] for n in groups['offtopic'])} / "
-            f"{sum(m['rule_after'][n] for n in groups['offtopic'])} of {len(groups['offtopic'])} | "
-            f"{_pair(m, groups['answerable'], True)} | {_pair(m, groups['offtopic'], False)} | "
-            f"{_pair(m, groups['name'], False)} |"
+            f"| {name} | {_count(rows, 'answerable', 'unheld')} | {_count(rows, 'answerable', 'noted')} "
+            f"| {_count(rows, 'offtopic', 'noted')} | {_count(rows, 'name', 'noted')} / "
+            f"{refused if names_set else '–'} |"
         )
-    print("\nQuestions whose rule or verdict changed:")
-    print("\n".join(changed) or "  none")
+        listed += [
+            f"  {name}: {r['group']}: {r['question']} -> {', '.join(r['noted'] or r['unheld'])}"
+            for r in rows
+            if r["noted"] or r["unheld"]
+        ]
+    print("\nQuestions with a note or refused for names:")
+    print("\n".join(listed) or "  none")
 
 
 if __name__ == "__main__":

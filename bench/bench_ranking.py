@@ -43,6 +43,7 @@ import semsearch.gate.decision as decision_module  # noqa: E402
 from semsearch.evaluation.quality import evaluate, is_hit  # noqa: E402
 from semsearch.gate.decision import read_passage  # noqa: E402
 from semsearch.retrieve.answer import Ranked  # noqa: E402
+from semsearch.retrieve.names import all_unheld  # noqa: E402
 
 
 def outcomes(case: Case, rows_of) -> dict[str, np.ndarray]:
@@ -155,7 +156,7 @@ def gate_of(case: Case, ranker, depth: int = decision_module.GATE_DEPTH) -> dict
         finally:
             decision_module.GATE_DEPTH = kept
         baseline = index.gate.baseline(text, case.vectors[i], case.cosines[i].astype(np.float32))
-        unheld = bool(index.names_unheld(parsed, case.vectors[i], ranked))
+        unheld = bool(all_unheld(index.named_rows(parsed)))
         passes = index.gate.decide(read.score, read.exact, baseline, unheld).answered
         if question.answerable:
             answered.append(passes)

@@ -237,6 +237,15 @@ class KeywordIndex:
         token = name_token(name, self.language)
         return np.empty(0, dtype=np.int64) if token is None else self._rows_of(token)
 
+    def rows_with_words(self, words: Sequence[str]) -> np.ndarray:
+        """Rows holding every one of ``words`` (each its token, stemmed: ``App``, ``Store``)."""
+        rows: np.ndarray | None = None
+        for word in words:
+            tokens = tokenize(word, self.language)
+            found = self._rows_of(tokens[0]) if tokens else np.empty(0, dtype=np.int64)
+            rows = found if rows is None else np.intersect1d(rows, found)
+        return np.empty(0, dtype=np.int64) if rows is None else rows
+
     def rows_with_all(self, parts: Sequence[str]) -> np.ndarray:
         """Rows holding every one of ``parts``, each as the joined token its words make
         (``art. 6`` → ``art_6``, ``§ 7`` → ``§_7``)."""

@@ -75,7 +75,7 @@ class QuestionResult:
     """The index predates the relevance rule (see ``threshold.answer_threshold``)."""
     unheld: tuple[str, ...] = ()
     """The names the question asks about when the folder mentions none of them: refused for it
-    (``Index.names_unheld``, ``decide``)."""
+    (``names.all_unheld``, ``decide``)."""
 
     @property
     def names_unheld(self) -> bool:

@@ -55,10 +55,18 @@ class SearchResult(TypedDict):
     reason: str
     ranked_by: Annotated[str, Field(description="What decided the order (scores are always cosines).")]
     missing: Annotated[
-        list[str], Field(description="Codes or references the question names that no searched passage holds.")
+        list[str],
+        Field(
+            description="Codes or references the question names that no searched passage holds, and "
+            "names it writes as words (DHL) that the documents never mention."
+        ),
     ]
     missing_elsewhere: Annotated[
         dict[str, list[str]], Field(description="Those of missing that files outside paths/where hold.")
+    ]
+    unheld: Annotated[
+        list[str],
+        Field(description="What the question names as code when no file holds any of it: refused for it."),
     ]
     hits: list[SearchHit]
     question: Annotated[str, Field(description="The question as searched.")]

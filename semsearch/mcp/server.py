@@ -158,6 +158,7 @@ class Library:
             ranked_by=answer.ranked_by,
             missing=list(answer.missing),
             missing_elsewhere=answer.missing_elsewhere,
+            unheld=list(answer.unheld),
             hits=[
                 SearchHit(
                     rank=hit.rank,

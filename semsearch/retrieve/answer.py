@@ -34,7 +34,8 @@ class Answer:
     """Hybrid mode ranked by cosine fused with BM25 (every question; see ``search.keyword_weight``)."""
     missing: tuple[str, ...] = ()
     """Codes and references the question names verbatim that no searched passage holds
-    (``PAY-999``, ``§ 99``): whatever passed the gate does not speak of them."""
+    (``PAY-999``, ``§ 99``), and names it writes as words that the folder never mentions
+    (``DHL``: ``Index.names_unmentioned``): whatever passed the gate does not speak of them."""
     missing_elsewhere: dict[str, list[str]] = field(default_factory=dict)
     """Those of ``missing`` that files outside ``--path``/``--where`` hold, with the files."""
     best_score: float | None = None
@@ -98,10 +99,10 @@ class Answer:
 
 
 def _digits_apart(best: float | None, needed: float) -> int:
-    """Three decimals, or as many more (up to six) as show a refused ``best`` below ``needed``:
+    """Three decimals, or as many more (up to nine) as show a refused ``best`` below ``needed``:
     "best 0.843, needed 0.843" reads as if it passed."""
     digits = 3
-    while best is not None and digits < 6 and round(best, digits) >= round(needed, digits):
+    while best is not None and digits < 9 and round(best, digits) >= round(needed, digits):
         digits += 1
     return digits
 
@@ -130,7 +131,7 @@ class Judged:
     """The question's baseline (None: the user's own cosine cutoff decided)."""
     verdict: Verdict
     unheld: tuple[str, ...]
-    """The names it asks about when the folder mentions none of them (``Index.names_unheld``)."""
+    """What it names as code when the folder holds none of it: refused for it (``names.all_unheld``)."""
     named: list[tuple[str, np.ndarray]]
     """What it names verbatim, each with the rows holding it (``Index.named_rows``)."""
     allowed: np.ndarray | None

@@ -26,7 +26,7 @@ from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Judged, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
-from semsearch.retrieve.names import all_unheld, counted, unheld_names
+from semsearch.retrieve.names import all_unheld, camel_parts, counted, unmentioned
 from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import Hit, fuse, keyword_weight, rank
 from semsearch.store.meta import IndexMeta
@@ -252,6 +252,8 @@ class Index:
         read = judged.read
         hits = [self._hit(n, r) for n, r in enumerate(judged.passing[:k], 1)]
         missing = self.missing_outside(judged.named, judged.allowed)
+        unmentioned = self.names_unmentioned(judged.parsed, query_vector, judged.ranked)
+        missing.update((name, []) for name in unmentioned if name not in missing)
         return Answer(
             question,
             hits,
@@ -288,7 +290,7 @@ class Index:
         if min_score is not None:  # the user's own cosine cutoff: the names rule is the gate's
             answered = read_score is not None and is_answer(read_score, read_exact, min_score)
             return Judged(parsed, ranked, read, None, Verdict(min_score, answered), (), named, allowed)
-        unheld = self.names_unheld(parsed, query_vector, ranked, named)
+        unheld = all_unheld(named)
         own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
         verdict = self.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
         return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed)
@@ -302,36 +304,34 @@ class Index:
             return []
         named = [(code, keywords.rows_with(code)) for code in question.identifiers]
         named += [(" ".join(parts), keywords.rows_with_all(parts)) for parts in question.references]
-        named += [
-            (name, np.union1d(keywords.rows_with(name), keywords.rows_named(name)))
-            for name in question.code_names
-        ]
+        named += [(name, self._code_name_rows(keywords, name)) for name in question.code_names]
         return named
 
-    def names_unheld(
-        self,
-        question: ParsedQuestion,
-        query_vector: np.ndarray,
-        ranked: Sequence[Ranked],
-        named: list[tuple[str, np.ndarray]] | None = None,
+    @staticmethod
+    def _code_name_rows(keywords: KeywordIndex, name: str) -> np.ndarray:
+        """The rows that write the name, lie under a heading naming it, or, for a name glued in
+        CamelCase, hold its words (``ApplePay`` in a folder writing ``Apple Pay``)."""
+        rows = np.union1d(keywords.rows_with(name), keywords.rows_named(name))
+        parts = camel_parts(name)
+        if parts and not len(rows):
+            rows = keywords.rows_with_words(parts)
+        return rows
+
+    def names_unmentioned(
+        self, question: ParsedQuestion, query_vector: np.ndarray, ranked: Sequence[Ranked]
     ) -> tuple[str, ...]:
-        """The names ``question`` asks about when the folder mentions none of them (else none):
-        the gate refuses it (see ``names``). ``query_vector`` tells its language; ``ranked``: its
-        passages, best first (the first ``GATE_DEPTH`` may spell an acronym out); ``named``: its
-        ``named_rows`` when known."""
-        named = self.named_rows(question) if named is None else named
-        if any(len(rows) for _, rows in named) or self.keywords is None:
+        """The names ``question`` writes as words (``DHL``, ``Revolut Pay``) that the folder never
+        mentions (see ``names``), said under the results; ``query_vector`` tells its language,
+        ``ranked`` holds its passages, best first (the first ``GATE_DEPTH`` may spell an acronym
+        out). None in a question in another language than the documents'."""
+        if not question.proper_names or self.keywords is None:
             return ()
-        unheld = all_unheld(named)
-        if not question.proper_names:
-            return unheld
         language = self.gate.question_language(query_vector)
         names = counted(question.proper_names, language, self.corpus_language)
         if not names:
-            return unheld
+            return ()
         passages = [self.chunks[r.row].text for r in ranked[:GATE_DEPTH]]
-        words = unheld_names(self.keywords, names, passages)
-        return () if words is None else tuple(dict.fromkeys([*unheld, *words]))
+        return unmentioned(self.keywords, names, passages)
 
     def missing_outside(
         self, named: list[tuple[str, np.ndarray]], allowed: np.ndarray | None = None

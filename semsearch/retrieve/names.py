@@ -1,19 +1,19 @@
-"""The names a question asks about, and whether the indexed folder mentions them: when it mentions
-none of them, whatever ranks first speaks of something else, and the gate refuses the question
-(``gate.decision.decide``'s ``names_unheld``; ``bench/bench_named.py`` measures it on every set).
+"""The names a question asks about, and whether the indexed folder mentions them.
 
-Two kinds of name count:
-
-- names as code or a catalogue writes them (``PAY-999``, ``events.once``, ``ActionMailer``,
-  ``§ 99``; see ``is_salient``), held when a chunk holds them verbatim (``Index.named_rows``);
-- names written as words (``proper_names``): an acronym (``DHL``, ``ING``) or capitalised words
-  inside a sentence (``Żabka``, ``Revolut Pay``, ``Google Calendar``), held when some word of
-  the folder begins as the name does (``resembles``: ``Żabce`` is held by ``Żabka``, ``iPadzie``
-  by ``iPad``) or, for an acronym, when a passage ranked for the question spells it out
-  (``Red Hot Chili Peppers`` for ``RHCP``). They count only in a question in the documents' own
-  language (a name may be translated, or its answer name none: "Liefert ihr nach Deutschland?"
-  is answered by "every member state of the EU"), and in German only the
-  acronyms (every German noun is capitalised).
+- Names as code or a catalogue writes them (``PAY-999``, ``events.once``, ``ActionMailer``,
+  ``§ 99``; see ``is_salient``), held when a chunk holds them verbatim (``Index.named_rows``):
+  when the folder holds none of what a question names, whatever ranks first speaks of something
+  else, and the gate refuses it (``gate.decision.decide``'s ``names_unheld``).
+- Names written as words (``proper_names``): an acronym (``DHL``) or capitalised words inside a
+  sentence (``Żabka``, ``Revolut Pay``, ``Google Calendar``), mentioned when some word of the
+  folder is the name inflected (``resembles``: ``Żabce`` by ``Żabka``, ``iPadzie`` by ``iPad``),
+  when a passage ranked for the question shares its root (``Brytanii``, ``brytyjski``) or, for an
+  acronym, spells it out (``Red Hot Chili Peppers`` for ``RHCP``). One the folder never mentions
+  is said under the results ("Not found in the searched documents"), never a refusal by itself:
+  a folder's general words cover many names it never writes ("all member states of the EU" for
+  ``Niemiec``, "holidays" for ``Wigilię``, ``RODO`` for ``GDPR``; ``bench/bench_named.py``).
+  They count only in a question in the documents' own language (a name may be translated), and
+  in German only the acronyms (every German noun is capitalised).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from semsearch.encode.vocabulary import has_prefix
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _ROMAN = re.compile(r"[IVXLCDM]+")
+_POSSESSIVE = re.compile(r"['’]s$")
+"""An English possessive (``Tidewater's``): the name is the word without it."""
 _EDGES = "\"'„”“«»()[]{},;:!?.…*"
 _SENTENCE_END = (".", "!", "?", ":", "…")
 SLAVIC = frozenset({"bg", "cs", "hr", "pl", "ru", "sk", "sl", "sr", "uk"})
@@ -56,7 +58,7 @@ def proper_names(question: str) -> tuple[ProperName, ...]:
     run: list[str] = []
     opening = True
     for word in question.split():
-        core = word.strip(_EDGES)
+        core = _POSSESSIVE.sub("", word.strip(_EDGES))
         if not shouted and _is_acronym(core):
             _close(run, found)
             found.append(ProperName(core, acronym=True))
@@ -121,22 +123,24 @@ def spelled_out(acronym: str, texts: Iterable[str]) -> bool:
     return any(pattern.search(text) for text in texts)
 
 
-def unheld_names(
+def unmentioned(
     keywords: KeywordIndex, names: Sequence[ProperName], passages: Sequence[str]
-) -> tuple[str, ...] | None:
-    """``names`` when the folder mentions none of them, else None (``passages``: the texts ranked
-    for the question, which may spell an acronym out or name a place by its adjective). In a
-    name of several words, those of one or two letters do not count (``Microsoft To Do``),
-    unless it has no other."""
+) -> tuple[str, ...]:
+    """Those of ``names`` the folder never mentions (``passages``: the texts ranked for the
+    question, which may spell an acronym out or name a place by its adjective). A name of several
+    words is mentioned when each of its words of three letters or more is (``Revolut Pay``: not
+    by ``Pay`` alone; ``Microsoft To Do``: by ``Microsoft``)."""
     passage_words = {fold(word) for text in passages for word in _WORD.findall(text.casefold())}
     slavic = keywords.language in SLAVIC
+    found = []
     for name in names:
         words = [word for word in name.text.split() if len(word) > 2] or name.text.split()
-        if any(resembles(keywords, word) or _root_in(word, passage_words, slavic) for word in words):
-            return None
+        if all(resembles(keywords, word) or _root_in(word, passage_words, slavic) for word in words):
+            continue
         if name.acronym and spelled_out(name.text, passages):
-            return None
-    return tuple(dict.fromkeys(name.text for name in names))
+            continue
+        found.append(name.text)
+    return tuple(dict.fromkeys(found))
 
 
 def _root_in(word: str, words: set[str], slavic: bool) -> bool:
@@ -147,6 +151,16 @@ def _root_in(word: str, words: set[str], slavic: bool) -> bool:
     folded = fold(word.casefold())
     root = folded[: max(4, len(folded) - (4 if slavic else 3))]
     return any(candidate.startswith(root) for candidate in words)
+
+
+def camel_parts(name: str) -> list[str]:
+    """The words a name glued in CamelCase is made of (``ApplePay`` → ``Apple``, ``Pay``), when
+    it is nothing else (no dot, digit or separator; every part two letters or more): a folder
+    may write them apart (``Apple Pay``, ``App Store``)."""
+    if not name.isalpha():
+        return []
+    parts = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", name)
+    return parts if len(parts) > 1 and all(len(part) > 1 for part in parts) else []
 
 
 def all_unheld(named: list[tuple[str, np.ndarray]]) -> tuple[str, ...]:

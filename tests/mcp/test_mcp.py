@@ -117,6 +117,7 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
     ranked_by = found.structured_content["ranked_by"]
     assert ranked_by == "cosine similarity fused with keyword (BM25) scores" and first["exact"] is False
     assert found.structured_content["missing"] == []  # it names no code
+    assert found.structured_content["unheld"] == []  # nor anything no file holds
     assert first["location"].startswith("dostawa.md › ") and first["text"].strip()
     assert first["score"] >= found.structured_content["threshold"]
     # what the gate read: the best cosine of the first three ranked passages (k is 3: all shown)
@@ -745,3 +746,16 @@ def test_an_index_that_cannot_be_reopened_mid_build_is_served_as_read_before_onl
         assert library.index_info()["files"] == 1  # the index read before
         assert "could not be reopened" in capsys.readouterr().err
         assert library.index_info()["files"] == 1 and "could not be reopened" in capsys.readouterr().err
+
+
+def test_search_says_what_no_file_holds_as_ask_json_does(tmp_path, fake_embedder):
+    """The MCP result carries ``unheld`` beside ``missing`` (an outside probe found it had only
+    the reason's words)."""
+    from semsearch.mcp.server import Library
+
+    docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
+    build_index(docs, index, embedder=fake_embedder)
+    library = Library(index, embedder=fake_embedder)
+    refused = library.search("Ile kosztuje kurier PAY-999?")
+    assert refused["unheld"] == ["PAY-999"] and refused["missing"] == ["PAY-999"] and not refused["answered"]
+    assert library.search("Ile kosztuje kurier?")["unheld"] == []

@@ -207,7 +207,9 @@ def _miss_score(result: QuestionResult, k: int) -> str:
         text = f"first score {result.read_score:.3f}"
     else:
         text = f"best score {result.read_score:.3f} (#{result.read_rank})"
-    if result.refused:
+    if result.refused and result.unheld:  # refused whatever its score
+        text += f", refused: the documents never mention {', '.join(result.unheld)}"
+    elif result.refused:
         text += f" < threshold {result.threshold:.3f}"
     if not result.question.answerable:  # answered: what it passed
         return text + f", passing its threshold {result.threshold:.3f}"

@@ -133,6 +133,20 @@ def test_an_answerable_question_the_gate_refused_is_a_miss_with_its_threshold(ti
     assert "refused by the no-answer gate" in row and "0.469 < threshold 0.500" in row
 
 
+def test_a_question_refused_for_a_name_no_file_holds_says_so_not_a_threshold(tiny, capsys, monkeypatch):
+    """Refused whatever its cosine: the miss names what the files never mention (an outside probe
+    read "first score 0.863 < threshold 0.837")."""
+    index, embedder, _ = tiny
+    embedder.table["Co robi PAY-999?"] = [1.0, 0.0, 0.0]  # a's direction: well above the threshold
+    report = evaluate(index, embedder, [Question(1, "Co robi PAY-999?", sources=("a.md",))])
+    (miss,) = report.misses
+    assert miss.unheld == ("PAY-999",) and miss.read_score > miss.threshold and miss.refused
+    monkeypatch.setenv("COLUMNS", "200")
+    print_eval(report)
+    row = next(line for line in capsys.readouterr().out.splitlines() if "PAY-999" in line)
+    assert "refused: the documents never mention PAY-999" in row and "< threshold" not in row
+
+
 def test_suggestion_with_one_kind_of_question_only(tiny):
     index, embedder, questions = tiny
     only_answerable = evaluate(index, embedder, questions[:3])

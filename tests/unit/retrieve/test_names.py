@@ -8,7 +8,16 @@ import pytest
 
 from semsearch.encode.keywords import KeywordIndex, build_keyword_index, fold
 from semsearch.encode.vocabulary import has_prefix
-from semsearch.retrieve.names import ProperName, counted, proper_names, resembles, spelled_out, unheld_names
+from semsearch.retrieve.index import Index
+from semsearch.retrieve.names import (
+    ProperName,
+    camel_parts,
+    counted,
+    proper_names,
+    resembles,
+    spelled_out,
+    unmentioned,
+)
 
 
 def _texts(question: str) -> list[tuple[str, bool]]:
@@ -29,6 +38,7 @@ def _texts(question: str) -> list[tuple[str, bool]]:
         ("CZY DZIAŁA BLIK?", []),  # a question in capitals names nothing by its capitals
         ("Jak zmienić hasło?", []),
         ("Co to jest „Nie pamiętam hasła”?", [("Nie", False)]),  # a quotation's capital: held by any folder
+        ("Does Tidewater's app run on Chromebook?", [("Tidewater", False), ("Chromebook", False)]),
     ],
 )
 def test_proper_names_are_acronyms_and_capitalised_words_inside_a_sentence(question, names):
@@ -66,14 +76,24 @@ def test_an_acronym_is_held_when_a_ranked_passage_spells_it_out():
     assert not spelled_out("AI", ["an idea"])
 
 
-def test_unheld_names_only_when_the_folder_mentions_none_of_them():
-    keywords = _keywords(["Płatność kartą lub BLIK.", "Dostawa kurierem InPost."])
-    assert unheld_names(keywords, [ProperName("DHL", True)], []) == ("DHL",)
-    assert unheld_names(keywords, [ProperName("DHL", True), ProperName("BLIK", True)], []) is None
-    assert unheld_names(keywords, [ProperName("PAP", True)], ["Polska Agencja Prasowa"]) is None
+def test_the_names_the_folder_never_mentions_each_on_its_own():
+    keywords = _keywords(["Płatność kartą, Google Pay lub BLIK.", "Dostawa kurierem InPost."])
+    assert unmentioned(keywords, [ProperName("DHL", True)], []) == ("DHL",)
+    assert unmentioned(keywords, [ProperName("DHL", True), ProperName("BLIK", True)], []) == ("DHL",)
+    assert unmentioned(keywords, [ProperName("Revolut Pay", False)], []) == ("Revolut Pay",)  # not by Pay
+    assert unmentioned(keywords, [ProperName("PAP", True)], ["Polska Agencja Prasowa"]) == ()
     britain = [ProperName("Wielkiej Brytanii", False)]
-    assert unheld_names(keywords, britain, ["Tytuł nadaje monarcha brytyjski."]) is None
-    assert unheld_names(keywords, britain, ["Dostawa kurierem."]) == ("Wielkiej Brytanii",)
+    assert unmentioned(keywords, britain, ["Tytuł nadaje monarcha Wielki, brytyjski."]) == ()
+    assert unmentioned(keywords, britain, ["Dostawa kurierem."]) == ("Wielkiej Brytanii",)
+
+
+def test_a_name_glued_in_camel_case_is_held_by_its_words_written_apart():
+    assert camel_parts("ApplePay") == ["Apple", "Pay"] and camel_parts("AppStore") == ["App", "Store"]
+    assert camel_parts("iPadzie") == [] and camel_parts("events.once") == [] and camel_parts("v2Api") == []
+    keywords = _keywords(["Płacisz przez Apple Pay.", "Aplikacja jest w App Store.", "Zapłać kartą."])
+    assert Index._code_name_rows(keywords, "ApplePay").tolist() == [0]
+    assert Index._code_name_rows(keywords, "AppStore").tolist() == [1]
+    assert Index._code_name_rows(keywords, "ActionMailer").tolist() == []
 
 
 @pytest.mark.parametrize("seed", range(5))
