@@ -1,8 +1,10 @@
 """Names the folder never mentions, per set (``retrieve.names``): what the gate refuses for names
 written as code (``PAY-999``, ``ActionMailer``: ``names.all_unheld``; each answerable question
-refused is a loss), and which questions get the note "Not found in the searched documents" for
+refused is a loss); which questions get the note "Not found in the searched documents" for
 names written as words (``DHL``, ``Revolut Pay``: ``Index.names_unmentioned``), answerable (a
-note about a name the folder does cover, under a right answer) and not.
+note about a name the folder does cover, under a right answer) and not; and the gate's answered
+and refused shares without and with the raise of such a question's baseline
+(``Gate.unmentioned_raise``), through ``Index.judge``.
 
 Every set of the ranking bench (``ranking_sets.py``: its indexes and cached vectors), and
 ``bench/data/unmentioned_names.jsonl``: questions naming products, services and tools the sets'
@@ -50,16 +52,32 @@ def measure(case: Case, extra: list[Question], model: CachedModel) -> list[dict]
     for question, vector in zip(case.questions + extra, vectors, strict=True):
         judged = index.judge(question.question, vector, GATE_DEPTH)
         group = "answerable" if question.answerable else question.kind
+        read = judged.read
+        raised = index.gate.unmentioned_raise if judged.unmentioned else 0.0
+        without = index.gate.decide(read.score, read.exact, judged.baseline - raised, bool(judged.unheld))
         found.append(
             {
                 "question": question.question,
                 "group": group,
                 "answered": judged.verdict.answered,
+                "answered_without_raise": without.answered,
                 "unheld": judged.unheld,
-                "noted": index.names_unmentioned(judged.parsed, vector, judged.ranked),
+                "noted": judged.unmentioned,
             }
         )
     return found
+
+
+def _shares(rows: list[dict], group: str, answered: bool) -> str:
+    """The share of ``group`` answered (or refused) without the raise / with it."""
+    chosen = [r for r in rows if r["group"] == group]
+    if not chosen:
+        return "–"
+    without, with_raise = (
+        sum((r[key] == answered) for r in chosen) / len(chosen)
+        for key in ("answered_without_raise", "answered")
+    )
+    return f"{without:.3f} / {with_raise:.3f} ({len(chosen)})"
 
 
 def _count(rows: list[dict], group: str, key: str) -> str:
@@ -76,18 +94,18 @@ def main() -> None:
     model = CachedModel()
     print(
         "| set | answerable refused for names as code | answerable with a note | off-topic with a "
-        "note | unmentioned names: noted / refused |"
+        "note | answered without / with the raise | off-topic refused without / with | unmentioned "
+        "names: noted, refused without / with |"
     )
-    print("| --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     listed = []
     for name in names:
         rows = measure(load_case(name, model, rebuild=False), unmentioned(name), model)
-        names_set = [r for r in rows if r["group"] == "name"]
-        refused = sum(not r["answered"] for r in names_set)
         print(
             f"| {name} | {_count(rows, 'answerable', 'unheld')} | {_count(rows, 'answerable', 'noted')} "
-            f"| {_count(rows, 'offtopic', 'noted')} | {_count(rows, 'name', 'noted')} / "
-            f"{refused if names_set else '–'} |"
+            f"| {_count(rows, 'offtopic', 'noted')} | {_shares(rows, 'answerable', True)} "
+            f"| {_shares(rows, 'offtopic', False)} | {_count(rows, 'name', 'noted')}, "
+            f"{_shares(rows, 'name', False)} |"
         )
         listed += [
             f"  {name}: {r['group']}: {r['question']} -> {', '.join(r['noted'] or r['unheld'])}"

@@ -45,6 +45,9 @@ class Answer:
     unheld: tuple[str, ...] = ()
     """Everything the question names verbatim, when no indexed file holds any of it: the gate
     refused the question for that (see ``gate.decision.decide``)."""
+    unmentioned: tuple[str, ...] = ()
+    """The names the question writes as words that the folder never mentions (``DHL``): its
+    threshold is the higher for them (``Gate.unmentioned_raise``); they are in ``missing`` too."""
     closest: Hit | None = None
     """When nothing passed: the passage the gate read (``best_score``'s), below the threshold
     (None when answered or when nothing was ranked), so that a reader can judge how near the
@@ -88,7 +91,10 @@ class Answer:
         needed = f"needed {self.threshold:.{digits}f}"
         if self.baseline is None:
             return f"no passage reaches the cosine cutoff you set ({best}{needed})"
-        return f"nothing in the indexed documents matches this question closely enough ({best}{needed})"
+        never = f", and they never mention {', '.join(self.unmentioned)}" if self.unmentioned else ""
+        return (
+            f"nothing in the indexed documents matches this question closely enough ({best}{needed}){never}"
+        )
 
     @property
     def threshold_in_words(self) -> str:
@@ -136,6 +142,9 @@ class Judged:
     """What it names verbatim, each with the rows holding it (``Index.named_rows``)."""
     allowed: np.ndarray | None
     """The rows searched (None: every row)."""
+    unmentioned: tuple[str, ...] = ()
+    """The names it writes as words that the folder never mentions (``Index.names_unmentioned``):
+    its baseline is the higher for them (``Gate.unmentioned_raise``)."""
 
     @property
     def passing(self) -> list[Ranked]:

@@ -265,8 +265,7 @@ class Index:
         read = judged.read
         hits = [self._hit(n, r) for n, r in enumerate(judged.passing[:k], 1)]
         missing = self.missing_outside(judged.named, judged.allowed)
-        unmentioned = self.names_unmentioned(judged.parsed, query_vector, judged.ranked)
-        missing.update((name, []) for name in unmentioned if name not in missing)
+        missing.update((name, []) for name in judged.unmentioned if name not in missing)
         return Answer(
             question,
             hits,
@@ -278,6 +277,7 @@ class Index:
             missing_elsewhere={name: files for name, files in missing.items() if files},
             best_score=read.score if read else None,
             unheld=judged.unheld,
+            unmentioned=judged.unmentioned,
             closest=self._hit(1, read) if read and not hits else None,
         )
 
@@ -300,13 +300,17 @@ class Index:
         read = read_passage(ranked)
         read_score, read_exact = (read.score, read.exact) if read else (None, False)
         named = self.named_rows(parsed)
-        if min_score is not None:  # the user's own cosine cutoff: the names rule is the gate's
+        if min_score is not None:  # the user's own cosine cutoff: the names rules are the gate's
             answered = read_score is not None and is_answer(read_score, read_exact, min_score)
-            return Judged(parsed, ranked, read, None, Verdict(min_score, answered), (), named, allowed)
+            unmentioned = self.names_unmentioned(parsed, query_vector, ranked)
+            verdict = Verdict(min_score, answered)
+            return Judged(parsed, ranked, read, None, verdict, (), named, allowed, unmentioned)
         unheld = all_unheld(named)
+        unmentioned = self.names_unmentioned(parsed, query_vector, ranked)
         own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
+        own_baseline += self.gate.unmentioned_raise if unmentioned else 0.0
         verdict = self.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
-        return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed)
+        return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed, unmentioned)
 
     def named_rows(self, question: ParsedQuestion) -> list[tuple[str, np.ndarray]]:
         """The codes, references and names as code writes them that ``question`` names verbatim

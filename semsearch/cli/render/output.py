@@ -224,13 +224,15 @@ def closest(result: Answer, stderr: bool = False) -> None:
 def missing_names(result: Answer, stderr: bool = False) -> None:
     """Say which codes or references the question names appear in no searched passage (and
     where they are, when a filter left their files out); not when the refusal said it already."""
-    if not result.missing or result.unheld:
+    said = set(result.unmentioned) if not result.answered else set()  # the refusal names them
+    missing = [name for name in result.missing if name not in said]
+    if not missing or result.unheld:
         return
     named = [
         f"{name} (in {', '.join(result.missing_elsewhere[name])}, not searched)"
         if name in result.missing_elsewhere
         else name
-        for name in result.missing
+        for name in missing
     ]
     them = "them" if len(named) > 1 else "it"
     above = f" The passages above do not mention {them}." if result.answered and not stderr else ""

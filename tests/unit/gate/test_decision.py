@@ -87,3 +87,44 @@ def test_salient_names_are_the_ones_no_sentence_writes():
         assert is_salient(name), name
     for name in ("1920-1925", "2014/2015", "iPadzie", "1886年初成立時稱為", "e-mail", "130-metrowy"):
         assert not is_salient(name), name
+
+
+def test_a_name_the_folder_never_mentions_raises_the_bar_halfway_to_the_titles(
+    fake_sample_index, monkeypatch
+):
+    """Evidence against answering, not a refusal (issue 24, item 3): a question naming, as words,
+    something the folder never mentions must clear the cut by half the way from it to the section
+    titles' 10th percentile, the cut's upper reference, both as the build measured them."""
+    import dataclasses
+
+    from semsearch.gate.decision import Gate
+    from semsearch.retrieve.opening import load_index
+    from semsearch.store.records import MarginRecord
+
+    index = load_index(fake_sample_index)
+    measured = MarginRecord(value=0.19, gate=4, other={"ontopic_relevance": {"p10": 0.23}})
+    gate = dataclasses.replace(index.gate, meta=dataclasses.replace(index.meta, margin=measured))
+    assert gate.unmentioned_raise == pytest.approx(0.02)
+    below = MarginRecord(value=0.19, gate=4, other={"ontopic_relevance": {"p10": 0.15}})
+    assert (
+        dataclasses.replace(gate, meta=dataclasses.replace(index.meta, margin=below)).unmentioned_raise == 0
+    )
+    monkeypatch.setattr(Gate, "unmentioned_raise", property(lambda self: 0.02))
+    vector = np.ones(index.vectors.shape[1], dtype=np.float32) / np.sqrt(index.vectors.shape[1])
+    plain = index.judge("Czy wysyłacie przez kuriera?", vector, GATE_DEPTH)
+    index.names_unmentioned = lambda *args: ("DHL",)  # as if the folder never mentioned it
+    named = index.judge("Czy wysyłacie przez kuriera?", vector, GATE_DEPTH)
+    assert named.unmentioned == ("DHL",) and plain.unmentioned == ()
+    assert named.baseline == pytest.approx(plain.baseline + 0.02)
+    assert named.verdict.threshold == pytest.approx(plain.verdict.threshold + 0.02)
+
+
+@pytest.mark.parametrize(
+    ("measured", "expected"),
+    [({"p10": 0.23}, 0.23), ({"p10": "x"}, None), ({"p10": True}, None), ([0.2], None), (None, None)],
+)
+def test_the_titles_reference_is_read_only_when_the_build_recorded_a_number(measured, expected):
+    from semsearch.store.records import MarginRecord
+
+    other = {} if measured is None else {"ontopic_relevance": measured}
+    assert MarginRecord(value=0.19, gate=4, other=other).titles_p10 == expected
