@@ -3,8 +3,7 @@ written as code (``PAY-999``, ``ActionMailer``: ``names.all_unheld``; each answe
 refused is a loss); which questions get the note "Not found in the searched documents" for
 names written as words (``DHL``, ``Revolut Pay``: ``Index.names_unmentioned``), answerable (a
 note about a name the folder does cover, under a right answer) and not; and the gate's answered
-and refused shares without and with the raise of such a question's baseline
-(``Gate.unmentioned_raise``), through ``Index.judge``.
+and refused shares, through ``Index.judge``.
 
 Every set of the ranking bench (``ranking_sets.py``: its indexes and cached vectors), and
 ``bench/data/unmentioned_names.jsonl``: questions naming products, services and tools the sets'
@@ -52,15 +51,11 @@ def measure(case: Case, extra: list[Question], model: CachedModel) -> list[dict]
     for question, vector in zip(case.questions + extra, vectors, strict=True):
         judged = index.judge(question.question, vector, GATE_DEPTH)
         group = "answerable" if question.answerable else question.kind
-        read = judged.read
-        raised = index.gate.unmentioned_raise if judged.unmentioned else 0.0
-        without = index.gate.decide(read.score, read.exact, judged.baseline - raised, bool(judged.unheld))
         found.append(
             {
                 "question": question.question,
                 "group": group,
                 "answered": judged.verdict.answered,
-                "answered_without_raise": without.answered,
                 "unheld": judged.unheld,
                 "noted": judged.unmentioned,
             }
@@ -68,21 +63,17 @@ def measure(case: Case, extra: list[Question], model: CachedModel) -> list[dict]
     return found
 
 
-def _shares(rows: list[dict], group: str, answered: bool) -> str:
-    """The share of ``group`` answered (or refused) without the raise / with it."""
-    chosen = [r for r in rows if r["group"] == group]
-    if not chosen:
-        return "–"
-    without, with_raise = (
-        sum((r[key] == answered) for r in chosen) / len(chosen)
-        for key in ("answered_without_raise", "answered")
-    )
-    return f"{without:.3f} / {with_raise:.3f} ({len(chosen)})"
-
-
 def _count(rows: list[dict], group: str, key: str) -> str:
     chosen = [r for r in rows if r["group"] == group]
     return f"{sum(bool(r[key]) for r in chosen)} of {len(chosen)}" if chosen else "–"
+
+
+def _share(rows: list[dict], group: str, answered: bool) -> str:
+    """The share of ``group`` the gate answered (or refused)."""
+    chosen = [r for r in rows if r["group"] == group]
+    if not chosen:
+        return "–"
+    return f"{sum(r['answered'] == answered for r in chosen) / len(chosen):.3f} ({len(chosen)})"
 
 
 def main() -> None:
@@ -94,8 +85,7 @@ def main() -> None:
     model = CachedModel()
     print(
         "| set | answerable refused for names as code | answerable with a note | off-topic with a "
-        "note | answered without / with the raise | off-topic refused without / with | unmentioned "
-        "names: noted, refused without / with |"
+        "note | answered | off-topic refused | unmentioned names: noted, refused |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     listed = []
@@ -103,9 +93,9 @@ def main() -> None:
         rows = measure(load_case(name, model, rebuild=False), unmentioned(name), model)
         print(
             f"| {name} | {_count(rows, 'answerable', 'unheld')} | {_count(rows, 'answerable', 'noted')} "
-            f"| {_count(rows, 'offtopic', 'noted')} | {_shares(rows, 'answerable', True)} "
-            f"| {_shares(rows, 'offtopic', False)} | {_count(rows, 'name', 'noted')}, "
-            f"{_shares(rows, 'name', False)} |"
+            f"| {_count(rows, 'offtopic', 'noted')} | {_share(rows, 'answerable', True)} "
+            f"| {_share(rows, 'offtopic', False)} | {_count(rows, 'name', 'noted')}, "
+            f"{_share(rows, 'name', False)} |"
         )
         listed += [
             f"  {name}: {r['group']}: {r['question']} -> {', '.join(r['noted'] or r['unheld'])}"

@@ -156,8 +156,6 @@ def gate_of(case: Case, ranker, depth: int = decision_module.GATE_DEPTH) -> dict
         finally:
             decision_module.GATE_DEPTH = kept
         baseline = index.gate.baseline(text, case.vectors[i], case.cosines[i].astype(np.float32))
-        if index.names_unmentioned(parsed, case.vectors[i], ranked):  # as ``Index.judge`` raises it
-            baseline += index.gate.unmentioned_raise
         unheld = bool(all_unheld(index.named_rows(parsed)))
         passes = index.gate.decide(read.score, read.exact, baseline, unheld).answered
         if question.answerable:

@@ -125,18 +125,6 @@ class Gate:
             return float(calibrated.value)
         return float(self.meta.margin.value)
 
-    @property
-    def unmentioned_raise(self) -> float:
-        """How much higher a question's baseline is when it names, as words, something the folder
-        never mentions (``DHL``; ``Index.names_unmentioned``): half the way from the build's cut
-        to the section titles' 10th percentile, the cut's upper reference (0 when the build
-        recorded none). Evidence against answering, not a refusal: a folder's general words
-        cover names it never writes ("all member states of the EU" for ``Niemiec``)."""
-        titles = self.meta.margin.titles_p10
-        if self.rule is None or titles is None:
-            return 0.0
-        return max(0.0, (titles - float(self.meta.margin.value)) / 2)
-
     def baseline(
         self, question: str, query_vector: np.ndarray, cosine: np.ndarray, allowed: np.ndarray | None = None
     ) -> float:

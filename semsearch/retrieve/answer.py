@@ -46,8 +46,8 @@ class Answer:
     """Everything the question names verbatim, when no indexed file holds any of it: the gate
     refused the question for that (see ``gate.decision.decide``)."""
     unmentioned: tuple[str, ...] = ()
-    """The names the question writes as words that the folder never mentions (``DHL``): its
-    threshold is the higher for them (``Gate.unmentioned_raise``); they are in ``missing`` too."""
+    """The names the question writes as words that the folder never mentions (``DHL``): said
+    under the results or in the refusal, never a refusal by themselves; in ``missing`` too."""
     closest: Hit | None = None
     """When nothing passed: the passage the gate read (``best_score``'s), below the threshold
     (None when answered or when nothing was ranked), so that a reader can judge how near the
@@ -143,8 +143,7 @@ class Judged:
     allowed: np.ndarray | None
     """The rows searched (None: every row)."""
     unmentioned: tuple[str, ...] = ()
-    """The names it writes as words that the folder never mentions (``Index.names_unmentioned``):
-    its baseline is the higher for them (``Gate.unmentioned_raise``)."""
+    """The names it writes as words that the folder never mentions (``Index.names_unmentioned``)."""
 
     @property
     def passing(self) -> list[Ranked]:

@@ -35,9 +35,6 @@ from semsearch.store.staleness import changed_recorded
 from semsearch.store.stores import Store
 
 MASKS_KEPT = 8
-PHRASE_ROWS_READ = 200
-"""How many of the chunks holding every word of a quoted phrase are read for the phrase itself."""
-_EMPHASIS = str.maketrans("", "", "*_`")
 
 
 @dataclass
@@ -131,17 +128,7 @@ class Index:
         found = [keywords.rows_with(code) for code in question.identifiers]
         found += [keywords.rows_with_all(parts) for parts in question.references]
         found += [keywords.rows_named(name) for name in question.code_names]
-        found += [self.phrase_rows(phrase) for phrase in question.quoted]
         return np.unique(np.concatenate(found))
-
-    def phrase_rows(self, phrase: str) -> np.ndarray:
-        """Rows whose chunk writes ``phrase`` (a phrase the question quotes) word for word, case
-        and emphasis aside (``**Zaufaj temu urządzeniu**``); of the rows holding all its words,
-        the first ``PHRASE_ROWS_READ`` are read."""
-        keywords = self.keyword_index()
-        wanted = _plain(phrase)
-        rows = keywords.rows_with_words(phrase.split())[:PHRASE_ROWS_READ]
-        return np.array([r for r in rows.tolist() if wanted in _plain(self.chunks[r].text)], dtype=np.int64)
 
     def allowed_rows(
         self, paths: Sequence[str] = (), where: Sequence[str | Condition] = ()
@@ -308,7 +295,6 @@ class Index:
         unheld = all_unheld(named)
         unmentioned = self.names_unmentioned(parsed, query_vector, ranked)
         own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
-        own_baseline += self.gate.unmentioned_raise if unmentioned else 0.0
         verdict = self.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
         return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed, unmentioned)
 
@@ -322,7 +308,6 @@ class Index:
         named = [(code, keywords.rows_with(code)) for code in question.identifiers]
         named += [(" ".join(parts), keywords.rows_with_all(parts)) for parts in question.references]
         named += [(name, self._code_name_rows(keywords, name)) for name in question.code_names]
-        named += [(phrase, self.phrase_rows(phrase)) for phrase in question.quoted]
         return named
 
     @staticmethod
@@ -369,11 +354,6 @@ def fuses(mode: str) -> bool:
     """Whether ``mode`` ranks a question by cosine fused with BM25 (see ``Index.ranked``): in
     hybrid mode, every question (its weight: ``search.keyword_weight``)."""
     return mode == "hybrid"
-
-
-def _plain(text: str) -> str:
-    """``text`` case-folded, without emphasis marks, its white space one space."""
-    return " ".join(text.translate(_EMPHASIS).casefold().split())
 
 
 def _absolute(docs_root: str, source: str) -> str:

@@ -47,30 +47,91 @@ class ProperName:
     acronym: bool
 
 
+POLITE = frozenset(
+    {
+        "ty",
+        "ci",
+        "cię",
+        "cie",
+        "ciebie",
+        "tobie",
+        "tobą",
+        "twój",
+        "twoja",
+        "twoje",
+        "twojego",
+        "twojej",
+        "twoim",
+        "twoją",
+        "twoi",
+        "twoich",
+        "twoimi",
+        "wy",
+        "was",
+        "wam",
+        "wami",
+        "wasz",
+        "wasza",
+        "wasze",
+        "waszego",
+        "waszej",
+        "waszemu",
+        "waszym",
+        "waszą",
+        "wasi",
+        "waszych",
+        "waszymi",
+        "pan",
+        "pana",
+        "panu",
+        "panem",
+        "pani",
+        "panią",
+        "państwo",
+        "państwa",
+        "państwu",
+        "państwem",
+    }
+)
+"""Polish pronouns and forms of address written with a capital out of courtesy (``z Wami``,
+``u Was``, ``Pani``): no names."""
+
+
 def proper_names(question: str) -> tuple[ProperName, ...]:
     """The names ``question`` writes as words: each acronym of three to six capitals (not a Roman
     numeral; none in a question written all in capitals; two capitals are too often an
     abbreviation the documents write out, ``RP`` for ``Rzeczpospolita``) and each run of
     capitalised words that does not open a sentence (not the English ``I``); punctuation ends
     a run."""
+    words = question.split()
     shouted = not any(c.islower() for c in question)
+    if _title_case(words):
+        return ()
     found: list[ProperName] = []
     run: list[str] = []
     opening = True
-    for word in question.split():
+    for word in words:
         core = _POSSESSIVE.sub("", word.strip(_EDGES))
         if not shouted and _is_acronym(core):
             _close(run, found)
             found.append(ProperName(core, acronym=True))
-        elif not opening and _is_capitalised(core):
+        elif not opening and _is_capitalised(core) and core.casefold() not in POLITE:
             run.append(core)
         else:
             _close(run, found)
         if word[-1] in _EDGES:
             _close(run, found)
-        opening = word.endswith(_SENTENCE_END) or (opening and not core)
+        opening = word.endswith((*_SENTENCE_END, ")", "]")) or (opening and not _WORD.search(word))
     _close(run, found)
     return tuple(found)
+
+
+def _title_case(words: Sequence[str]) -> bool:
+    """Whether a question capitalises most of its words after the first (``Ile Czekam Na Zwrot
+    Kasy?``; of three letters or more): then a capital tells no name."""
+    long = [core for word in words[1:] if len(core := word.strip(_EDGES)) > 2]
+    capitalised = sum(1 for word in long if _is_capitalised(word))
+    return len(long) >= 2 and capitalised > len(long) / 2
 
 
 def _is_acronym(word: str) -> bool:

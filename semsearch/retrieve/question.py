@@ -10,13 +10,7 @@ from dataclasses import dataclass
 
 from semsearch.encode.keywords import tokenize
 from semsearch.retrieve.names import ProperName, proper_names
-from semsearch.retrieve.search import (
-    code_names,
-    identifiers,
-    names_something_exact,
-    quoted_phrases,
-    references,
-)
+from semsearch.retrieve.search import code_names, identifiers, names_something_exact, references
 
 
 @dataclass(frozen=True)
@@ -37,8 +31,6 @@ class ParsedQuestion:
     """The language its ``tokens`` are stemmed in: the index's keyword side's (None: no stemming)."""
     tokens: tuple[str, ...]
     """Its BM25 tokens (``encode.keywords.tokenize``)."""
-    quoted: tuple[str, ...] = ()
-    """The phrases of two words or more it quotes (``search.quoted_phrases``)."""
     proper_names: tuple[ProperName, ...] = ()
     """The names it writes as words (``DHL``, ``Revolut Pay``: see ``names.proper_names``)."""
 
@@ -54,7 +46,6 @@ class ParsedQuestion:
             names_exact=names_something_exact(text, names),
             language=language,
             tokens=tuple(tokenize(text, language)),
-            quoted=tuple(quoted_phrases(text)),
             proper_names=proper_names(text),
         )
 
@@ -64,12 +55,12 @@ class ParsedQuestion:
 
     @property
     def names_anything(self) -> bool:
-        """Whether it names a code, a reference, a name as code writes it or a quoted phrase."""
-        return bool(self.identifiers or self.references or self.code_names or self.quoted)
+        """Whether it names a code, a reference or a name as code writes it."""
+        return bool(self.identifiers or self.references or self.code_names)
 
     @property
     def named_strings(self) -> list[str]:
         """What it names exactly: its codes, every part of its references, its names as code
-        writes them, its quoted phrases."""
+        writes them."""
         parts = [part for chain in self.references for part in chain]
-        return [*self.identifiers, *parts, *self.code_names, *self.quoted]
+        return [*self.identifiers, *parts, *self.code_names]

@@ -199,16 +199,6 @@ def names_something_exact(question: str, names: Sequence[str] | None = None) -> 
     return bool(code_names(question) if names is None else names)
 
 
-def quoted_phrases(question: str) -> list[str]:
-    """The phrases of two words or more a question quotes (``"Zaufaj temu urządzeniu"``, „…”,
-    “…”, «…»), without their quotes: a user quoting a button or a message writes what the
-    documents write. Not code in backticks (`template: splash`): examples repeat it on many
-    pages, and the passage that explains it need not write it."""
-    matches = (match.group() for match in _QUOTED.finditer(question))
-    phrases = (" ".join(quoted[1:-1].split()) for quoted in matches if not quoted.startswith("`"))
-    return [phrase for phrase in phrases if len(phrase.split()) >= 2]
-
-
 def code_names(question: str) -> list[str]:
     """The names as code writes them that a question holds (see ``is_code_name``), without a
     sentence's full stop: "What does events.once() return?" → ``["events.once"]``."""

@@ -346,14 +346,6 @@ class MarginRecord(Record):
     }
     DEFAULTS: ClassVar[Mapping[str, Json]] = {"language_offsets": {}}
 
-    @property
-    def titles_p10(self) -> float | None:
-        """The 10th percentile of the section titles' relevance the build measured (the cut's
-        upper reference; None when it recorded none or not as a number)."""
-        measured = self.other.get("ontopic_relevance")
-        value = measured.get("p10") if isinstance(measured, dict) else None
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
 
 @dataclass(frozen=True, eq=False)
 class CalibratedRecord(Record):

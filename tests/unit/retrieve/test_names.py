@@ -39,6 +39,11 @@ def _texts(question: str) -> list[tuple[str, bool]]:
         ("Jak zmienić hasło?", []),
         ("Co to jest „Nie pamiętam hasła”?", [("Nie", False)]),  # a quotation's capital: held by any folder
         ("Does Tidewater's app run on Chromebook?", [("Tidewater", False), ("Chromebook", False)]),
+        ("Jak mogę się z Wami skontaktować? Czy Pani odpisze?", []),  # capitals of courtesy
+        ("Ile Czekam Na Zwrot Kasy?", []),  # Title Case: a capital tells nothing
+        ("How Do I Reset My Password?", []),
+        ("(Pilne) Witajcie, ile czekam?", []),  # a bracketed tag opens the sentence
+        ("Can I sync with Google Calendar?", [("Google Calendar", False)]),
     ],
 )
 def test_proper_names_are_acronyms_and_capitalised_words_inside_a_sentence(question, names):

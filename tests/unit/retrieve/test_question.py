@@ -73,39 +73,3 @@ def test_the_record_holds_what_the_parsers_find():
     assert parsed.tokens_in("pl") == parsed.tokens and parsed.tokens
     plain = ParsedQuestion.parse("Jak zwrócić towar?")
     assert not plain.names_exact and not plain.names_anything and plain.named_strings == []
-
-
-@pytest.mark.parametrize(
-    ("question", "phrases"),
-    [
-        ('"Zaufaj temu urządzeniu" co daje?', ["Zaufaj temu urządzeniu"]),
-        ("Co daje opcja „Zaufaj  temu urządzeniu”?", ["Zaufaj temu urządzeniu"]),  # spaces as one
-        ("Co znaczy “Wypisz się” i «Usuń konto»?", ["Wypisz się", "Usuń konto"]),
-        ('Co robi "Zapisz"?', []),  # one word: too common to be an answer by itself
-        ("What does `template: splash` do?", []),  # code: examples repeat it everywhere
-    ],
-)
-def test_quoted_phrases_of_two_words_or_more(question, phrases):
-    assert search.quoted_phrases(question) == phrases
-    assert ParsedQuestion.parse(question).quoted == tuple(phrases)
-
-
-def test_a_passage_writing_a_quoted_phrase_word_for_word_holds_what_the_question_names(tmp_path):
-    """An outside probe: '"Zaufaj temu urządzeniu" co daje?' was refused (cosine 0.825 < 0.841)
-    while the same question with „…” was answered; the phrase is in the docs verbatim."""
-    from semsearch.build.pipeline import build_index
-    from semsearch.retrieve.opening import load_index
-    from tests.helpers import HashingEmbedder, write
-
-    write(
-        tmp_path / "docs" / "konto.md",
-        "# Konto\n\n## Logowanie\n\nZaznacz **Zaufaj temu\nurządzeniu**, a kod nie będzie potrzebny.\n\n"
-        "## Hasło\n\nZmień hasło w ustawieniach. Zaufaj nam, temu nie urządzeniu.\n",
-    )
-    build_index(tmp_path / "docs", tmp_path / "index", embedder=HashingEmbedder())
-    index = load_index(tmp_path / "index")
-    assert index.phrase_rows("zaufaj temu urządzeniu").tolist() == [0]  # case, emphasis, a line break aside
-    assert index.phrase_rows("Zaufaj nam urządzeniu").tolist() == []  # every word, not the phrase
-    parsed = index.parse('"Zaufaj temu urządzeniu" co daje?')
-    assert index.identifier_rows(parsed).tolist() == [0]
-    assert [name for name, rows in index.named_rows(parsed) if not len(rows)] == []
