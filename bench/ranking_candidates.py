@@ -203,6 +203,24 @@ def keyword_weight(weight: float, name: str = "KEYWORD_WEIGHT") -> Iterator[None
         setattr(search_module, name, kept)
 
 
+# --- a page's opening chunk against its sections ----------------------------------------------
+
+
+@cache
+def _openings(case) -> np.ndarray:
+    """1 for a chunk that opens a file with sections (its heading path only the page title, the
+    file holding chunks under deeper headings), else 0."""
+    chunks = case.index.chunks
+    sectioned = {c.source for c in chunks if len(c.headings) > 1}
+    return np.array([len(c.headings) <= 1 and c.source in sectioned for c in chunks], dtype=np.float64)
+
+
+def opening_penalty(penalty: float) -> Dense:
+    """The cosine less ``penalty`` for a page's opening chunk (it speaks of the whole page, so
+    it comes near every question about the page, while the answer sits in a section)."""
+    return lambda case, i: case.cosines[i].astype(np.float64) - penalty * _openings(case)
+
+
 def candidates(model) -> dict[str, Callable]:
     """Every candidate measured, by name: rankers, (case, question number) -> rows."""
     found: dict[str, Dense] = {}
@@ -220,6 +238,8 @@ def candidates(model) -> dict[str, Callable]:
         found[f"embedded without heading path, share {share}"] = without_headings(model, share)
     for m, beta in ((3, 0.3), (3, 0.6), (5, 0.3)):
         found[f"PRF m={m} beta={beta}"] = prf(m, beta)
+    for penalty in (0.002, 0.005, 0.01):
+        found[f"page opening chunk less {penalty}"] = opening_penalty(penalty)
     rankers = {name: _ranker(dense) for name, dense in found.items()}
     rankers["previous default: BM25 fused only into questions naming something exact"] = rows_previous
     for weight in (0.2, 0.3, 0.35, 0.45, 0.5, 0.6):
