@@ -35,6 +35,9 @@ _EDGES = "\"'„”“«»()[]{},;:!?.…*"
 _SENTENCE_END = (".", "!", "?", ":", "…")
 SLAVIC = frozenset({"bg", "cs", "hr", "pl", "ru", "sk", "sl", "sr", "uk"})
 """Languages (ISO 639-1) whose inflection changes a word's last consonants (see ``resembles``)."""
+NAMES_READ = 12
+"""How many of a question's names are looked up at most (each costs a few vocabulary reads; a
+pasted page of capitalised words would cost thousands)."""
 NOUNS_CAPITALISED = frozenset({"de"})
 """Languages (ISO 639-1) that capitalise every noun: there a capital is no sign of a name."""
 
@@ -157,7 +160,7 @@ def counted(
     docstring): none unless it is the documents' language, only acronyms in German."""
     if language is None or language != documents_language:
         return []
-    return [name for name in names if name.acronym or language not in NOUNS_CAPITALISED]
+    return [name for name in names if name.acronym or language not in NOUNS_CAPITALISED][:NAMES_READ]
 
 
 def resembles(keywords: KeywordIndex, word: str) -> bool:

@@ -10,6 +10,7 @@ from semsearch.encode.keywords import KeywordIndex, build_keyword_index, fold
 from semsearch.encode.vocabulary import has_prefix
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.names import (
+    NAMES_READ,
     ProperName,
     camel_parts,
     counted,
@@ -56,6 +57,8 @@ def test_names_count_only_in_the_documents_language_and_in_german_only_acronyms(
     assert counted(names, "en", "pl") == []  # a name may be translated: Germany for Niemcy
     assert counted(names, "pl", None) == []
     assert counted(names, "de", "de") == [ProperName("DHL", True)]  # every German noun is capitalised
+    many = [ProperName(f"N{i}X", True) for i in range(40)]
+    assert len(counted(many, "pl", "pl")) == NAMES_READ  # a pasted page costs no more than a question
 
 
 def _keywords(texts: list[str]) -> KeywordIndex:
