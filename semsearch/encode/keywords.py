@@ -239,24 +239,24 @@ class KeywordIndex:
 
     def rows_with_words(self, words: Sequence[str]) -> np.ndarray:
         """Rows holding every one of ``words`` (each its token, stemmed: ``App``, ``Store``)."""
-        rows: np.ndarray | None = None
-        for word in words:
-            tokens = tokenize(word, self.language)
-            found = self._rows_of(tokens[0]) if tokens else np.empty(0, dtype=np.int64)
-            rows = found if rows is None else np.intersect1d(rows, found)
-        return np.empty(0, dtype=np.int64) if rows is None else rows
+        return self._rows_with_every(
+            [tokens[0] if (tokens := tokenize(w, self.language)) else None for w in words]
+        )
 
     def rows_with_all(self, parts: Sequence[str]) -> np.ndarray:
         """Rows holding every one of ``parts``, each as the joined token its words make
         (``art. 6`` → ``art_6``, ``§ 7`` → ``§_7``)."""
-        rows: np.ndarray | None = None
-        for part in parts:
-            joined = [token for token in tokenize(part, self.language) if "_" in token]
-            if not joined:
-                return np.empty(0, dtype=np.int64)
-            found = self._rows_of(joined[-1])
-            rows = found if rows is None else np.intersect1d(rows, found)
-        return np.empty(0, dtype=np.int64) if rows is None else np.unique(rows)
+        joined = [[t for t in tokenize(part, self.language) if "_" in t] for part in parts]
+        return self._rows_with_every([tokens[-1] if tokens else None for tokens in joined])
+
+    def _rows_with_every(self, tokens: Sequence[str | None]) -> np.ndarray:
+        """Rows holding every one of ``tokens`` (none when there are none or one is None)."""
+        if not tokens or None in tokens:
+            return np.empty(0, dtype=np.int64)
+        rows = self._rows_of(tokens[0])
+        for token in tokens[1:]:
+            rows = np.intersect1d(rows, self._rows_of(token))
+        return np.unique(rows)
 
     def save(self, folder: Path) -> None:
         np.save(folder / FILES[0], self.data)
