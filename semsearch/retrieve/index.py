@@ -287,13 +287,12 @@ class Index:
         read = read_passage(ranked)
         read_score, read_exact = (read.score, read.exact) if read else (None, False)
         named = self.named_rows(parsed)
-        if min_score is not None:  # the user's own cosine cutoff: the names rules are the gate's
+        unmentioned = self.names_unmentioned(parsed, query_vector, ranked)
+        if min_score is not None:  # the user's own cosine cutoff: the names rule is the gate's
             answered = read_score is not None and is_answer(read_score, read_exact, min_score)
-            unmentioned = self.names_unmentioned(parsed, query_vector, ranked)
             verdict = Verdict(min_score, answered)
             return Judged(parsed, ranked, read, None, verdict, (), named, allowed, unmentioned)
         unheld = all_unheld(named)
-        unmentioned = self.names_unmentioned(parsed, query_vector, ranked)
         own_baseline = self.gate.baseline(question, query_vector, cosine, allowed)
         verdict = self.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
         return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed, unmentioned)
