@@ -20,7 +20,7 @@ from semsearch.errors import (
 )
 from semsearch.store.chunkfile import CHUNKS_FILE, ChunkFile
 from semsearch.store.meta import IndexMeta, read_meta_json
-from semsearch.store.schema import META_FILE, STAGING_MARKER, journal_folder
+from semsearch.store.schema import META_FILE, journal_folder
 from semsearch.util.regular import load_array, read_regular
 
 READ_ERRORS = (OSError, ValueError, EOFError, KeyError, TypeError, IndexError, UnicodeDecodeError)
@@ -79,7 +79,9 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None, keywords: bool
     if index_dir.exists() and not index_dir.is_dir():
         raise IndexMissingError(f"{index_dir} is a file, not an index folder")
     if not index_dir.exists():
-        if (journal_folder(index_dir) / STAGING_MARKER).is_file():
+        from semsearch.store.cleanup import marked  # only when there is no index
+
+        if marked(journal_folder(index_dir)):
             raise BuildInterruptedError(
                 f"no index at {index_dir}/ yet: its first build was interrupted "
                 "(the vectors it embedded are kept)"
