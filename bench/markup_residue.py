@@ -35,6 +35,21 @@ KINDS: dict[str, re.Pattern[str]] = {
     "mdx statement": re.compile(r"^(?:import\s.*\sfrom\s+['\"]|import\s+['\"]|export\s+\w)", re.MULTILINE),
     "link url": re.compile(r"\]\([^)\s]*\)|^\s*\[[^\]]+\]:\s*\S", re.MULTILINE),
     "front matter": re.compile(r"^\+\+\+\s*$|^(?:title|date|weight|description)\s*[:=]\s*\S", re.MULTILINE),
+    "myst target": re.compile(r"^\s*\([\w/.:-]+\)=\s*$", re.MULTILINE),
+    "myst role": re.compile(r"\{(?:ref|doc|term|numref|eq|math|code|kbd|abbr|download|sub-ref|py:\w+)\}"),
+    "myst comment": re.compile(r"^%[ \t]", re.MULTILINE),
+    "directive option": re.compile(
+        r"^[ \t]*:(?:class|name|open|width|align|alt|caption|gutter|margin|ref-type|color|columns|"
+        r"header-rows|widths|hidden|maxdepth|glob|titlesonly|icon|link|reverse|child-align):",
+        re.MULTILINE,
+    ),
+    "icon": re.compile(r":(?:material|octicons|fontawesome|simple)-[\w-]+:"),
+    "escape": re.compile(r"\\[!-/:-@\[-`{-~]"),
+    "keys": re.compile(r"\+\+[\w-]+(?:\+[\w-]+)*\+\+"),
+    "insert or delete": re.compile(r"\^\^\S[^\n]*?\^\^|~~\S[^\n]*?~~"),
+    "toc marker": re.compile(r"^\s*\[\[?toc\]\]?\s*$", re.MULTILINE | re.IGNORECASE),
+    "abbreviation": re.compile(r"^\*\[[^\]\n]+\]:", re.MULTILINE),
+    "file include": re.compile(r"^\s*<<<\s", re.MULTILINE),
 }
 _FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
 _CODE_SPAN = re.compile(r"(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)")
@@ -45,32 +60,45 @@ def source_prose(text: str, mdx: bool) -> str:
     spans: where markup stands that a reader would see as markup."""
     from markdown_it import MarkdownIt
     from mdit_py_plugins.admon import admon_plugin
+    from mdit_py_plugins.amsmath import amsmath_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
 
     from semsearch.ingest.markup.tabs import tabs_plugin
 
     parser = MarkdownIt("commonmark").use(admon_plugin).use(tabs_plugin)
+    parser.use(dollarmath_plugin).use(amsmath_plugin)
     if mdx:
         parser.disable("code")
     lines = text.split("\n")
     for token in parser.parse(text):
-        if token.type in {"fence", "code_block"} and token.map:
+        if token.type in {"fence", "code_block", "math_block", "amsmath"} and token.map:
             lines[token.map[0] : token.map[1]] = [""] * (token.map[1] - token.map[0])
     return prose("\n".join(lines))
 
 
-def prose(text: str) -> str:
-    """``text`` without its fenced code and code spans: what is counted."""
-    kept, fence = [], ""
+_MATH = re.compile(r"\$\$[\s\S]*?\$\$|\$[^$\n]+\$|\\begin\{([\w*]+)\}[\s\S]*?\\end\{\1\}")
+
+
+def prose(text: str, opened: str = "") -> str:
+    """``text`` without its fenced code, code spans and LaTeX math: what is counted (``opened``:
+    the fence ``text`` starts inside, for a chunk cut from a long code block)."""
+    text = _MATH.sub(_blanked, text)
+    kept, fence = [], opened
     for line in text.split("\n"):
         opener = _FENCE.match(line)
         if fence:
             if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
                 fence = ""
+            line = ""
         elif opener:
-            fence = opener.group(1)
-        else:
-            kept.append(line)
-    return _CODE_SPAN.sub(" ", "\n".join(kept))
+            fence, line = opener.group(1), ""
+        kept.append(line)  # a line for each: the file's prose stays aligned with its lines
+    return _CODE_SPAN.sub(_blanked, "\n".join(kept))
+
+
+def _blanked(match: re.Match[str]) -> str:
+    """Code or math replaced by spaces, its line breaks kept."""
+    return re.sub(r"[^\n]+", " ", match.group())
 
 
 _SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*")
@@ -90,11 +118,11 @@ def heading_source(source: str) -> str:
     return "\n".join(kept)
 
 
-def count(text: str, source: str) -> Counter[str]:
+def count(text: str, source: str, opened: str = "") -> Counter[str]:
     """Residue per kind in ``text`` (a chunk's text or a heading): each markup-looking string
     outside code that also stands outside code in the file ``source`` (so code a chunk starts
     inside, or ``&lt;b>`` decoded to the ``<b>`` a reader sees, is not residue)."""
-    shown = prose(text)
+    shown = prose(text, opened)
     found: Counter[str] = Counter()
     for kind, pattern in KINDS.items():
         found[kind] += sum(match.group() in source for match in pattern.finditer(shown))
@@ -114,13 +142,30 @@ def folder_residue(folder: Path, max_tokens: int = 512) -> tuple[Counter[str], C
         text = path.read_text(encoding="utf-8")
         source = source_prose(text, path.suffix == ".mdx")
         titles = heading_source(source)
+        lines, raw = source.split("\n"), text.split("\n")
         for chunk in chunk_markdown(text, str(path.relative_to(folder)), max_tokens=max_tokens,
                                     count_tokens=count_tokens):  # fmt: skip
             chunks += 1
-            in_text += count(chunk.text, source)
+            # in the prose of its own lines: a chunk starting inside a long code block shows code
+            own = "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
+            in_text += count(chunk.text, own, _fence_around(raw, lines, chunk.start_line - 1))
             for heading in chunk.headings:
                 in_headings += count(heading, titles)
     return in_text, in_headings, chunks
+
+
+def _fence_around(raw: list[str], prose_lines: list[str], line: int) -> str:
+    """The fence of the code block the file's line ``line`` (0-based) lies inside, "" when it lies
+    outside code: the fence lines in the run of code and blank lines above it, counted."""
+    if line >= len(raw) or not raw[line].strip() or prose_lines[line].strip():
+        return ""
+    fences = []
+    for above in range(line - 1, -1, -1):
+        if prose_lines[above].strip():
+            break
+        if opener := _FENCE.match(raw[above]):
+            fences.append(opener.group(1))
+    return fences[0] if len(fences) % 2 else ""
 
 
 def raw_sets() -> list[Path]:

@@ -73,6 +73,8 @@ _COLUMN_ZERO_BLOCK = re.compile(r"^(?![ \t>]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t
 def _parser(front_matter: bool = True, mdx: bool = False):
     from markdown_it import MarkdownIt
     from mdit_py_plugins.admon import admon_plugin
+    from mdit_py_plugins.amsmath import amsmath_plugin
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
     from mdit_py_plugins.front_matter import front_matter_plugin
 
     from semsearch.ingest.markup.tabs import tabs_plugin
@@ -81,6 +83,7 @@ def _parser(front_matter: bool = True, mdx: bool = False):
     # memory and time low on large files. Heading text is parsed inline on its own.
     parser = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).enable("table").disable("inline")
     parser.use(admon_plugin).use(tabs_plugin)  # `!!! note`, `=== "Tab"` bodies: Markdown, not code
+    parser.use(dollarmath_plugin).use(amsmath_plugin)  # `$$…$$`, `\begin{align}`: LaTeX, kept as code
     if mdx:  # MDX has no indented code: indented lines are Markdown and JSX
         parser.disable("code")
     return parser.use(front_matter_plugin) if front_matter else parser
@@ -167,12 +170,16 @@ def parse_markdown(text: str, mdx: bool = False) -> ParsedDocument:
     stack: list[tuple[int, str]] = []  # (level, title)
     front_matter = None
     titled = False  # a level-1 heading seen
+    block_end = 0  # where the previous top-level token ended
     i = 0
     while i < len(tokens):
         token = tokens[i]
         if token.level != 0 or token.map is None:
             i += 1
             continue
+        # Lines between blocks that make no token (link reference definitions) lie in chunk text
+        sections[-1].markup.extend(markup_within(edits, block_end, offset(token.map[0]), []))
+        block_end = offset(token.map[1])
         if token.type == "front_matter":
             front_matter = token.content
         elif token.type == "heading_open":
@@ -234,7 +241,7 @@ def _add_block(
         section.blocks.append(Block(start=start, end=end, cut_points=cut_points, header=header))
 
 
-_CODE = {"fence", "code_block"}
+_CODE = {"fence", "code_block", "math_block", "amsmath"}
 _COMMENT = re.compile(r"<!---?>|<!--[\s\S]*?-->")
 _MARKDOWN_SCAN = re.compile(r"\\[\s\S]|`+|<!--")
 _HTML_SCAN = re.compile(r"<!--")
@@ -307,7 +314,9 @@ class Hidden:
         self.shown: list[str] = []
         """What each span shows instead ("" for most)."""
         for start, end, *shown in sorted(spans):
-            if self.spans and start <= self.spans[-1][1]:
+            # joined when they overlap, or touch and the second shows nothing (a title stays the
+            # start of its own span, so a chunk starting there shows it)
+            if self.spans and (start < self.spans[-1][1] or (start == self.spans[-1][1] and not any(shown))):
                 self.spans[-1] = (self.spans[-1][0], max(end, self.spans[-1][1]))
                 self.shown[-1] += shown[0] if shown else ""
             else:

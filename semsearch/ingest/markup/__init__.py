@@ -16,21 +16,24 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from semsearch.ingest.markup import blocks, html, inline
+from semsearch.ingest.markup import blocks, html, inline, myst
 from semsearch.ingest.markup.edits import Edit, apply, resolve
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-MARKUP_VERSION = 1
+MARKUP_VERSION = 2  # 2: MyST, escapes, icons, keys, reference definitions between blocks
 Rule = Callable[[str, int, int], Iterator[Edit]]
 RULES: tuple[Rule, ...] = (
+    inline.escapes,
+    myst.roles,
     html.raw_text_elements,
     html.mdx_comments,
     inline.shortcodes,
     inline.includes,
     inline.liquid,
     blocks.statements,
+    myst.statements,
     blocks.admonitions,
     blocks.divs,
     blocks.callouts,
@@ -38,6 +41,7 @@ RULES: tuple[Rule, ...] = (
     inline.footnotes,
     inline.links,
     inline.attributes,
+    inline.icons,
     html.jsx_tags,
     html.html_tags,
     html.entities,
@@ -47,14 +51,18 @@ RULES: tuple[Rule, ...] = (
 APPLIED = {
     "version": MARKUP_VERSION,
     "rules": [f"{rule.__module__.rsplit('.', 1)[-1]}.{rule.__name__}" for rule in RULES],
-    "parser_plugins": ["front_matter", "admon", "content_tabs"],
+    "parser_plugins": ["front_matter", "admon", "content_tabs", "dollarmath", "amsmath"],
 }
 """What meta.json records of the markup applied (see the module docstring)."""
 
-_CODE = {"fence", "code_block", "front_matter"}
+_CODE = {"fence", "code_block", "front_matter", "math_block", "amsmath"}
+_TITLED = {"admonition", "tab", "div", "callout", "myst-directive"}
+"""Kinds of edit whose shown text is a title written in Markdown."""
 _RULES_TOKENS = {"hr"}
 """Blocks that show no text: a thematic break (``---``, ``***``) is a line, not words."""
 _BACKTICKS = re.compile(r"`+")
+_NOT_IN_HEADINGS = {inline.ESCAPE, myst.FIELD}
+_HEADING_KEYS = re.compile(r"[ \t]+\{[ \t]*[\w-]+(?:[ \t]+[\w-]+)*[ \t]*\}[ \t]*$")
 BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
 _AFTER_ALL = sys.maxsize
@@ -82,14 +90,25 @@ def _segments(text: str, code: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 def find_edits(text: str, code_blocks: list[tuple[int, int]] = ()) -> list[Edit]:
     """The markup edits of ``text`` outside ``code_blocks`` (offset spans) and code spans."""
-    found: list[Edit] = []
-    segments = _segments(text, sorted(code_blocks))
+    found: list[Edit] = myst.comments(text, _segments(text, sorted(code_blocks)))
+    segments = _segments(text, sorted([*code_blocks, *((edit.start, edit.end) for edit in found)]))
     spans = [span for start, end in segments for span in code_spans(text, start, end)]
-    found += inline.obsidian_comments(text, _segments(text, sorted([*code_blocks, *spans])))
+    prose = _segments(text, sorted([*code_blocks, *spans]))
+    found += inline.obsidian_comments(text, prose)
+    if labels := blocks.reference_labels(text, segments):
+        found += inline.shortcut_references(text, prose, labels)
     for start, end in segments:
         for rule in RULES:
             found += [e for e in rule(text, start, end) if not _cuts_into(e, spans)]
-    return _blank_lines_taken(text, resolve(found))
+    return _blank_lines_taken(text, [_title_read(edit) for edit in resolve(found)])
+
+
+def _title_read(edit: Edit) -> Edit:
+    """A block's title (an admonition's, a tab's…) is Markdown too: shown as a reader sees it
+    (``=== ":material-apple: macOS"`` → "macOS")."""
+    if edit.kind not in _TITLED or not edit.shown.strip():
+        return edit
+    return edit._replace(shown=apply(edit.shown, find_edits(edit.shown)).strip())
 
 
 def _cuts_into(edit: Edit, spans: list[tuple[int, int]]) -> bool:
@@ -123,22 +142,35 @@ def _blank_lines_taken(text: str, edits: list[Edit]) -> list[Edit]:
 def document_edits(text: str, tokens: list[Token], line_offsets: list[int]) -> list[Edit]:
     """The markup edits of a parsed document: outside its fences, indented code and front matter."""
     last = len(line_offsets) - 1
-    code = [
-        (line_offsets[min(t.map[0], last)], line_offsets[min(t.map[1], last)])
-        for t in tokens
-        if t.type in _CODE and t.map
-    ]
+    code, markers = [], []
+    for token in tokens:
+        if token.type in _CODE and token.map:
+            directive = myst.directive_fence(text, token, line_offsets) if token.type == "fence" else None
+            if directive is None:
+                code.append((line_offsets[min(token.map[0], last)], line_offsets[min(token.map[1], last)]))
+            else:  # a directive's body is Markdown: its own code stays code
+                inner_code, inner_markers = myst.body_markup(
+                    text, directive[0].end, line_offsets[min(token.map[1], last)]
+                )
+                code += inner_code
+                markers += directive + inner_markers
     rules = [
         Edit(line_offsets[min(t.map[0], last)], line_offsets[min(t.map[1], last)], "", "rule")
         for t in tokens
-        if t.type in _RULES_TOKENS and t.map and t.level == 0
+        if t.type in _RULES_TOKENS and t.map
     ]
-    return resolve(find_edits(text, code) + rules)
+    return resolve(markers + find_edits(text, code) + rules)
 
 
 def clean(text: str) -> str:
-    """``text`` (a heading's or title's Markdown) as a reader sees it."""
-    return apply(text, find_edits(text)) if text else text
+    """``text`` (a heading's or title's Markdown) as a reader sees it, but for its backslash
+    escapes (the inline parser that reads headings after this resolves those itself) and what
+    looks like a field list's name (``## :smile: Hi`` is an emoji). A heading may also end in an
+    attribute list of bare keys (``{ data-search-exclude }``, MkDocs)."""
+    if not text:
+        return text
+    shown = apply(text, [edit for edit in find_edits(text) if edit.kind not in _NOT_IN_HEADINGS])
+    return _HEADING_KEYS.sub("", shown)
 
 
 def markup_within(

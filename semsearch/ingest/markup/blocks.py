@@ -24,6 +24,8 @@ _DIV = re.compile(
     rf"(?:\[(.*)\]|\{{[^}}\n]*\}}|([^\n]*?))[ \t]*)$",
     re.MULTILINE,
 )
+_ATTRIBUTES_AFTER = re.compile(r"[ \t]*(?:\{[^{}\n]*\}[ \t]*)?$")
+"""Attributes ending a container's title (VitePress ``::: details Title {open}``) and spaces."""
 _CALLOUT = re.compile(r"^(?:[ \t]*>)+[ \t]*(\[!([\w-]+)\][+-]?[ \t]*)(.*)$", re.MULTILINE)
 _SNIPPET = re.compile(r"^[ \t]*(;?-{1,}8<-{1,}[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s]*)[ \t]*)$", re.MULTILINE)
 _IMPORT = re.compile(
@@ -32,8 +34,14 @@ _IMPORT = re.compile(
     re.MULTILINE,
 )
 _REFERENCE = re.compile(
-    r"^ {0,3}(\[[^\]\n]+\]:[ \t]*\S+(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*)$", re.MULTILINE
+    r"^ {0,3}(\[([^\]\n]+)\]:[ \t]*\S+(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*)$", re.MULTILINE
 )
+_NOTHING_SHOWN = re.compile(
+    r"^[ \t]{0,3}(?:\[\[?toc\]\]?|<<<[ \t]+\S[^\n]*|\*\[[^\]\n]+\]:[^\n]*)[ \t]*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+"""A table of contents marker (``[[toc]]``, ``[TOC]``), a VitePress file include (``<<< @/x.js``),
+an abbreviation's definition (``*[HTML]: Hyper Text Markup Language``, shown only as a tooltip)."""
 TYPES = {
     "note", "tip", "info", "caution", "danger", "warning", "important", "success", "question",
     "example", "quote", "abstract", "summary", "bug", "failure", "todo", "seealso", "attention",
@@ -60,7 +68,9 @@ def divs(text: str, start: int, end: int) -> Iterator[Edit]:
     the title given, else the type's name when it is an admonition type."""
     for match in _DIV.finditer(text, start, end):
         kind = match.group(3) or (match.group(2) or "").strip().lstrip(".").split(" ")[0]
-        title = match.group(4) if match.group(4) is not None else (match.group(5) or "").strip()
+        title = match.group(4)
+        if title is None:
+            title = _ATTRIBUTES_AFTER.sub("", match.group(5) or "")
         yield Edit(match.start(1), match.end(1), title or _type_title(kind), "div")
 
 
@@ -72,11 +82,28 @@ def callouts(text: str, start: int, end: int) -> Iterator[Edit]:
 
 
 def statements(text: str, start: int, end: int) -> Iterator[Edit]:
-    """Snippets lines (``--8<--``), MDX ``import``/``export`` statements and link reference
-    definitions (``[id]: url``): no text for a reader."""
+    """Snippets lines (``--8<--``), MDX ``import``/``export`` statements, link reference
+    definitions (``[id]: url``) and the lines of ``_NOTHING_SHOWN``: no text for a reader."""
     for match in _SNIPPET.finditer(text, start, end):
         yield Edit(match.start(1), match.end(1), "", "snippet")
     for match in _IMPORT.finditer(text, start, end):
         yield Edit(match.start(), match.end(), "", "mdx")
     for match in _REFERENCE.finditer(text, start, end):
         yield Edit(match.start(1), match.end(1), "", "link")
+    for match in _NOTHING_SHOWN.finditer(text, start, end):
+        yield Edit(match.start(), match.end(), "", "marker")
+
+
+def reference_labels(text: str, segments: list[tuple[int, int]]) -> set[str]:
+    """The labels the link reference definitions in ``segments`` of ``text`` define, as
+    CommonMark matches them (case-folded, inner spaces collapsed)."""
+    return {
+        label_key(match.group(2))
+        for start, end in segments
+        for match in _REFERENCE.finditer(text, start, end)
+        if not match.group(2).startswith("^")  # a footnote's definition
+    }
+
+
+def label_key(label: str) -> str:
+    return " ".join(label.split()).casefold()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from semsearch.ingest.markup.blocks import label_key
 from semsearch.ingest.markup.edits import Edit
 
 _SHORTCODE = re.compile(r"\{\{([<%])(?!/\*)\s*(/?)\s*([\w./-]{0,100})([\s\S]{0,2000}?)\s*\1?[>%]\}\}")
@@ -16,6 +17,8 @@ _SHORTCODE_TEXT = re.compile(r"""\b(?:text|title|alt|caption)\s*=\s*(?:"([^"]*)"
 _TERM = re.compile(r"""\bterm_id\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _QUOTED = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)')""")
 _LIQUID_TAG = re.compile(r"\{%-?[\s\S]{0,2000}?-?%\}")
+_OPENAPI = re.compile(r"""^\{%-?[ \t]*openapi(?:-operation)?\b""")
+_ARGUMENT = re.compile(r"""\b(path|method)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _LIQUID_OUTPUT = re.compile(r"\{\{-?[\s\S]{0,2000}?-?\}\}")
 _INCLUDE = re.compile(r"\{\*[\s\S]{0,2000}?\*\}")
 _PERCENTS = re.compile(r"%%")
@@ -29,13 +32,23 @@ _DESTINATION = (
 )
 _IMAGE = re.compile(rf"!{_BRACKETED}{_DESTINATION}")
 _LINK = re.compile(rf"(?<![!\]\\]){_BRACKETED}(?:{_DESTINATION}|\[[^\]\n]*\])")
+_SHORTCUT = re.compile(r"(?<![\]!\\])\[([^\[\]\n]{1,999})\](?![\[(:])")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^\s<>]*)>")
 _ATTR_ITEM = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[\w.%-]+)|-)"""
 _ATTRIBUTES = re.compile(
     rf"[ \t]*\{{:?[ \t]*{_ATTR_ITEM}(?:[ \t]+{_ATTR_ITEM})*[ \t]*\}}|\{{::[^}}\n]*\}}|\{{:[ \t]*\}}"
 )
+_ICON = re.compile(r":(?:material|octicons|fontawesome|simple)-[a-z0-9]+(?:-[a-z0-9]+)*:")
+"""pymdownx.emoji's icons (MkDocs Material): ``:material-check-all:``, ``:octicons-file-16:``."""
 _BLOCK_ID = re.compile(r"(?:[ \t]+|^)\^[A-Za-z0-9-]+[ \t]*$", re.MULTILINE)
+_ESCAPE = re.compile(r"\\(?:([!-/:-@\[-`{-~])|$)", re.MULTILINE)
+"""CommonMark's backslash escapes (ASCII punctuation) and a hard line break's backslash."""
 _HIGHLIGHT = re.compile(r"==(?=\S)([^=\n]+?)(?<=\S)==")
+_INSERT_DELETE = re.compile(r"(\^\^|~~)(?=\S)([^\n]+?)(?<=\S)\1")
+_KEYS = re.compile(r"\+\+([\w-]+(?:\+[\w-]+)*)\+\+")
+
+
+ESCAPE = "escape"
 
 
 def _first(match: re.Match[str] | None) -> str:
@@ -57,10 +70,21 @@ def shortcodes(text: str, start: int, end: int) -> Iterator[Edit]:
 
 
 def liquid(text: str, start: int, end: int) -> Iterator[Edit]:
-    """Jekyll/Liquid (and Jinja) ``{% tag %}`` and ``{{ value }}``: nothing a file holds."""
+    """Jekyll/Liquid (and Jinja) ``{% tag %}`` and ``{{ value }}``: nothing a file holds (but
+    for GitBook's API operations: their method and path)."""
     for pattern in (_LIQUID_TAG, _LIQUID_OUTPUT):
         for match in pattern.finditer(text, start, end):
-            yield Edit(match.start(), match.end(), "", "liquid")
+            yield Edit(match.start(), match.end(), _operation(match.group()), "liquid")
+
+
+def _operation(tag: str) -> str:
+    """What GitBook shows for ``{% openapi-operation path="/x" method="get" %}``: "GET /x"."""
+    if not _OPENAPI.match(tag):
+        return ""
+    found = {
+        m.group(1): m.group(2) if m.group(2) is not None else m.group(3) for m in _ARGUMENT.finditer(tag)
+    }
+    return " ".join(part for part in (found.get("method", "").upper(), found.get("path", "")) if part)
 
 
 def includes(text: str, start: int, end: int) -> Iterator[Edit]:
@@ -111,6 +135,16 @@ def links(text: str, start: int, end: int) -> Iterator[Edit]:
         yield Edit(match.end(1), match.end(), "", "link")
 
 
+def shortcut_references(text: str, segments: list[tuple[int, int]], labels: set[str]) -> Iterator[Edit]:
+    """``[label]`` where a definition ``[label]: url`` gives it a target (a shortcut reference
+    link): its text, without the brackets. Other brackets are text."""
+    for start, end in segments:
+        for match in _SHORTCUT.finditer(text, start, end):
+            if label_key(match.group(1)) in labels:
+                yield Edit(match.start(), match.start(1), "", "link")
+                yield Edit(match.end(1), match.end(), "", "link")
+
+
 def attributes(text: str, start: int, end: int) -> Iterator[Edit]:
     """Attribute lists: Python-Markdown/MkDocs ``{ #id .class }``, Pandoc ``{#id}``/``{-}``,
     kramdown IALs ``{: .class}`` and ``{::options}``; Obsidian block ids ``^id``."""
@@ -120,8 +154,24 @@ def attributes(text: str, start: int, end: int) -> Iterator[Edit]:
         yield Edit(match.start(), match.end(), "", "block-id")
 
 
+def escapes(text: str, start: int, end: int) -> Iterator[Edit]:
+    """``rewrite\\_tag``, ``\\(CNCF\\)``: the character escaped, as a reader sees it (and as
+    keywords need it: ``rewrite_tag`` is one word); a backslash ending a line (a hard break)
+    goes."""
+    for match in _ESCAPE.finditer(text, start, end):
+        yield Edit(match.start(), match.end(), match.group(1) or "", ESCAPE)
+
+
+def icons(text: str, start: int, end: int) -> Iterator[Edit]:
+    """MkDocs Material's icon shortcodes (``:material-github:``): a picture, no text."""
+    for match in _ICON.finditer(text, start, end):
+        yield Edit(match.start(), match.end(), "", "icon")
+
+
 def highlights(text: str, start: int, end: int) -> Iterator[Edit]:
-    """``==marked==`` (Obsidian, pymdownx.mark): the markers go."""
-    for match in _HIGHLIGHT.finditer(text, start, end):
-        yield Edit(match.start(), match.start(1), "", "highlight")
-        yield Edit(match.end(1), match.end(), "", "highlight")
+    """``==marked==`` (Obsidian, pymdownx.mark), ``^^inserted^^`` and ``~~deleted~~``
+    (pymdownx, GitHub): the markers go; keys ``++ctrl+alt+del++`` (pymdownx.keys): "ctrl+alt+del"."""
+    for pattern, group in ((_HIGHLIGHT, 1), (_INSERT_DELETE, 2), (_KEYS, 1)):
+        for match in pattern.finditer(text, start, end):
+            yield Edit(match.start(), match.start(group), "", "highlight")
+            yield Edit(match.end(group), match.end(), "", "highlight")
