@@ -30,6 +30,7 @@ KINDS: dict[str, re.Pattern[str]] = {
     "block id": re.compile(r"(?:^|\s)\^[A-Za-z0-9-]+$", re.MULTILINE),
     "attribute list": re.compile(r"\{:|\{\s*[#.][\w-]+[^{}\n]*\}"),
     "admonition marker": re.compile(r"^[\s>]*(?:!!!|\?\?\?)", re.MULTILINE),
+    "block marker": re.compile(r"^[\s>]*/{3,}(?:[ \t]*[\w-]+)?[ \t]*(?:\|.*)?$", re.MULTILINE),
     "tab marker": re.compile(r"^[\s>]*===[+!]*\s", re.MULTILINE),
     "div marker": re.compile(r"^[\s>]*:::", re.MULTILINE),
     "mdx statement": re.compile(r"^(?:import\s.*\sfrom\s+['\"]|import\s+['\"]|export\s+\w)", re.MULTILINE),

@@ -30,7 +30,7 @@ from semsearch.errors import DocsError
 from semsearch.gate.bank import bank_sha256, bank_vectors
 from semsearch.gate.threshold import GATE, calibrate_with, measure_references
 from semsearch.ingest import markup
-from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk, chunk_markdown
+from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
 from semsearch.ingest.patterns import check_patterns, list_files
 from semsearch.ingest.sources import Listed, Skipped, SourceFile, read_source, unmatched_excludes
@@ -73,6 +73,13 @@ class _Plan:
     """Each file's, kept from the previous index when unchanged, else read."""
     full: bool = False
     """``--full``: nothing is reused, not even an interrupted build's journal."""
+    same_texts: Index | None = None
+    """The previous index when only the chunking changed: unchanged passages keep their vectors."""
+
+    @property
+    def vector_source(self) -> Index | None:
+        """The index whose vectors the rows of ``_chunk`` point into."""
+        return self.previous or self.same_texts
 
 
 def chunking_settings(max_tokens: int) -> ChunkingRecord:
@@ -200,9 +207,12 @@ def _plan(
         skipped=skipped,
         changes=changes,
         full_reason=reusable.full_reason,
+        rechunked=reusable.same_texts is not None,
     )
     unchanged = same if previous else set()
-    return _Plan(docs, store, sources, skipped, previous, old_meta, unchanged, report, front_matter, full)
+    plan = _Plan(docs, store, sources, skipped, previous, old_meta, unchanged, report, front_matter, full)
+    plan.same_texts = reusable.same_texts
+    return plan
 
 
 def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: list[str]) -> dict:
@@ -242,7 +252,7 @@ def _build(
     progress: Progress,
 ) -> None:
     journal = _journal(plan, embedder)
-    previous_vectors = plan.previous.vectors if plan.previous else None
+    previous_vectors = plan.vector_source.vectors if plan.vector_source else None
     result = embed_or_reuse(embedder, chunks, rows, previous_vectors, journal, progress)
     vectors = result.vectors
     plan.report.warnings.extend(journal.warnings())
@@ -309,6 +319,7 @@ def _chunk(
 
     limit = embedder.max_input_tokens
     reused = _chunks_by_source(plan.previous) if plan.previous else {}
+    by_text = _rows_by_text(plan.same_texts) if plan.same_texts else {}
     chunks: list[Chunk] = []
     rows: list[int | None] = []
     to_split = sum(s.relative not in plan.unchanged for s in plan.sources)
@@ -327,7 +338,7 @@ def _chunk(
             fits=lambda text: embedder.passage_tokens(text) <= limit,
         ):
             chunks.append(chunk)
-            rows.append(None)
+            rows.append(by_text.get(embedding_text(chunk)))
         split += 1
         progress(Step("splitting", split, to_split, "files", chunks=len(chunks)))
     if not chunks:
@@ -356,6 +367,11 @@ def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> Calibrated
         "build's own margin applies until you calibrate again"
     )
     return None
+
+
+def _rows_by_text(index: Index) -> dict[str, int]:
+    """The row of each passage of ``index`` by the text it was embedded from."""
+    return {embedding_text(chunk): row for row, chunk in enumerate(index.chunks)}
 
 
 def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:

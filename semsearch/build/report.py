@@ -46,6 +46,9 @@ class BuildReport:
     changes: Changes = field(default_factory=Changes)
     full_reason: str | None = None
     """Why nothing could be reused from the previous index (None: no previous index, or reused)."""
+    rechunked: bool = False
+    """With ``full_reason``: only the chunking changed, so passages whose text did not change kept
+    their vectors (every file was chunked again, not every passage embedded again)."""
     embedded: int = 0
     """Chunks embedded (with ``dry_run``: chunks a build would embed)."""
     resumed: int = 0

@@ -36,6 +36,9 @@ class Reusable:
     """Why nothing can be reused (None: no previous index, or reused)."""
     repair: str | None = None
     """What of the reused index is damaged and rebuilt (its keyword index), for the report."""
+    same_texts: Index | None = None
+    """The previous index, whole, when only its chunking differs: a passage whose text (heading
+    path and all) is unchanged keeps its vector, the model being the same."""
 
 
 def reusable_index(target: Location | Store, spec: str, settings: ChunkingRecord, full: bool) -> Reusable:
@@ -56,14 +59,14 @@ def reusable_index(target: Location | Store, spec: str, settings: ChunkingRecord
         previous, repair = intact, f"{exc}: rebuilt from its chunks, nothing embedded again"
     if previous.model != spec:
         return Reusable(None, f"the model changed ({previous.model} → {spec})")
-    if previous.meta.chunking != settings:
-        change = settings_change(previous.meta.chunking.to_json(), settings.to_json())
-        return Reusable(None, f"the chunking changed ({change})")
     if repair is None:  # else ``_without_keywords`` checked the chunks
         try:
             check_chunks(previous.chunks, previous.meta, target)
         except SemsearchError as exc:
             return Reusable(None, f"the previous index is damaged ({exc})")
+    if previous.meta.chunking != settings:
+        change = settings_change(previous.meta.chunking.to_json(), settings.to_json())
+        return Reusable(None, f"the chunking changed ({change})", same_texts=previous)
     return Reusable(previous, None, repair)
 
 
@@ -84,9 +87,16 @@ def _without_keywords(store: Store) -> Index | None:
 
 
 def settings_change(old: dict, new: dict) -> str:
-    """``max_tokens 300 → 200, version 2 → 3``: only what differs."""
+    """``max_tokens 300 → 200, markup v2 → v3``: only what differs (a group of settings of one
+    version whose contents differ: ``markup rules``)."""
     keys = [key for key in dict.fromkeys([*old, *new]) if old.get(key) != new.get(key)]
-    return ", ".join(f"{key} {_setting(old.get(key))} → {_setting(new.get(key))}" for key in keys)
+    return ", ".join(_setting_change(key, old.get(key), new.get(key)) for key in keys)
+
+
+def _setting_change(key: str, old: object, new: object) -> str:
+    if isinstance(old, dict) and isinstance(new, dict) and old.get("version") == new.get("version"):
+        return f"{key} rules"
+    return f"{key} {_setting(old)} → {_setting(new)}"
 
 
 def _setting(value: object) -> object:

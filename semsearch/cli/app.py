@@ -110,7 +110,8 @@ class _Group(TyperGroup):
             if type(exc).__name__ == "NoArgsIsHelpError":  # bare `semsearch`: the help is printed
                 raise SystemExit(exc.exit_code) from None
             where = exc.ctx.command_path if getattr(exc, "ctx", None) else "semsearch"
-            message = " ".join(exc.format_message().split()) + _dash_hint(exc, where)
+            given = args[0] if args else kwargs.get("args")
+            message = " ".join(exc.format_message().split()) + _dash_hint(exc, where, given)
             render.error(f"{message} (see `{where} --help`)")
             raise SystemExit(exc.exit_code) from None
         except typer.Abort:
@@ -206,15 +207,38 @@ def _completion(args: Sequence[str] | None) -> None:
     raise SystemExit(0)
 
 
-def _dash_hint(exc: TyperException, where: str) -> str:
+def _dash_hint(exc: TyperException, where: str, given: Sequence[str] | None) -> str:
     """An unknown option given to ``ask`` may be the start of a question (``ask "--reload"``,
-    ``ask "-5 stopni"``): how to ask it, after ``--``; nothing for other errors and commands."""
+    ``ask "-5 stopni"``, ``ask -q Was ist das``): how to ask it, after ``--``; nothing for other
+    errors and commands. ``given``: the command line's arguments (None: ``sys.argv``'s)."""
     import shlex
+    import sys
 
     option = getattr(exc, "option_name", None)
     if type(exc).__name__ != "NoSuchOption" or not option or not where.endswith(" ask"):
         return ""
-    return f'; a question that starts with "-" goes after `--`: {where} -- {shlex.quote(option)}'
+    words = _question_from(list(sys.argv[1:] if given is None else given), exc) or [option]
+    return (
+        f'; a question that starts with "-" goes after `--`: {where} -- {" ".join(map(shlex.quote, words))}'
+    )
+
+
+def _question_from(arguments: list[str], exc: TyperException) -> list[str]:
+    """The words of the command line from the first that starts with "-" and is no option of the
+    command, up to the next that starts with "-" (the question as typed, quoted or not)."""
+    command = exc.ctx.command if getattr(exc, "ctx", None) else None
+    known = {
+        name for param in (command.params if command else []) for name in (*param.opts, *param.secondary_opts)
+    }
+    for start, argument in enumerate(arguments):
+        if argument == "--":
+            break
+        if argument.startswith("-") and argument.split("=", 1)[0] not in known:
+            end = next(
+                (i for i in range(start + 1, len(arguments)) if arguments[i].startswith("-")), len(arguments)
+            )
+            return arguments[start:end]
+    return []
 
 
 _OUTPUT_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EPIPE}

@@ -26,9 +26,13 @@ import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex, fold
 from semsearch.encode.vocabulary import has_prefix
+from semsearch.retrieve.search import UNSPACED
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _ROMAN = re.compile(r"[IVXLCDM]+")
+_UNSPACED = re.compile(f"[{UNSPACED}]+")
+"""Chinese, Japanese and Korean text: it ends a name, and a capitalised Latin word in it is a
+name wherever it stands (``KotlinでAndroidアプリ``: ``Kotlin``, ``Android``)."""
 _POSSESSIVE = re.compile(r"['’]s$")
 """An English possessive (``Tidewater's``): the name is the word without it."""
 _EDGES = "\"'„”“«»()[]{},;:!?.…*"
@@ -104,11 +108,12 @@ def proper_names(question: str) -> tuple[ProperName, ...]:
     """The names ``question`` writes as words: each acronym of three to six capitals (not a Roman
     numeral; none in a question written all in capitals; two capitals are too often an
     abbreviation the documents write out, ``RP`` for ``Rzeczpospolita``) and each run of
-    capitalised words that does not open a sentence (not the English ``I``); punctuation ends
-    a run."""
-    words = question.split()
+    capitalised words that does not open a sentence (not the English ``I``; in Chinese, Japanese
+    or Korean text anywhere); punctuation ends a run."""
+    unspaced = bool(_UNSPACED.search(question))  # Chinese, Japanese, Korean: no capitals of their own
+    words = _UNSPACED.sub(" , ", question).split()  # a comma: the end of a run
     shouted = not any(c.islower() for c in question)
-    if _title_case(words):
+    if not unspaced and _title_case(words):
         return ()
     found: list[ProperName] = []
     run: list[str] = []
@@ -118,7 +123,7 @@ def proper_names(question: str) -> tuple[ProperName, ...]:
         if not shouted and _is_acronym(core):
             _close(run, found)
             found.append(ProperName(core, acronym=True))
-        elif not opening and _is_capitalised(core) and core.casefold() not in POLITE:
+        elif (unspaced or not opening) and _is_capitalised(core) and core.casefold() not in POLITE:
             run.append(core)
         else:
             _close(run, found)

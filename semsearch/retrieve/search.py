@@ -180,7 +180,12 @@ def search_vectors(
 
 _QUOTED = re.compile(r'"[^"]+"|„[^"”]+["”]|“[^”]+”|«[^»]+»|`[^`]+`')
 _EXACT_HINT = re.compile(r"\d|§|\w[_+]\w|\w\(\)")
-_TOKEN = re.compile(r"[^\s\"'„”“«»()\[\]{},;:!?`]+")
+UNSPACED = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
+"""Chinese, Japanese and Korean characters (with their punctuation and full-width forms), as a
+character class's ranges: those languages write no spaces between words."""
+_TOKEN = re.compile(rf"[^\s\"'„”“«»()\[\]{{}},;:!?`{UNSPACED}]+")
+"""A word of a question; Chinese, Japanese and Korean characters end one too
+(``iPhoneのバッテリー``: ``iPhone``)."""
 _FLAG = re.compile(r"--?[^\W\d_][\w-]*(?:=\S*)?")
 _DOTFILE = re.compile(r"\.[^\W\d_][\w.-]*")
 _VARIABLE = re.compile(r"\$[^\W\d]\w*")

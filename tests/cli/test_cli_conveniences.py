@@ -255,6 +255,12 @@ def test_no_index_anywhere_says_where_it_looked(tmp_path, monkeypatch):
 def test_a_question_starting_with_a_dash_gets_a_hint_and_works_after_two_dashes(fake_sample_index):
     hinted = run("ask", "-5 stopni na dworze, czy kurier dowiezie paczkę?", "--index", fake_sample_index)
     assert hinted.exit_code == 2 and "goes after `--`" in hinted.stderr
+    # the whole question, as typed (an outside probe saw `-- -5` and `-- '- '`)
+    assert "ask -- '-5 stopni na dworze, czy kurier dowiezie paczkę?' (see" in hinted.stderr
+    short = run("ask", "-q czy dowieziecie?", "--index", fake_sample_index)
+    assert "ask -- '-q czy dowieziecie?' (see" in short.stderr
+    unquoted = run("ask", "-k", "2", "-5", "stopni", "--index", fake_sample_index)
+    assert "ask -- -5 stopni (see" in unquoted.stderr
     asked = run("ask", "--index", fake_sample_index, "--", "-5 stopni na dworze, czy kurier dowiezie paczkę?")
     assert asked.exit_code in (0, 1) and "error" not in asked.stderr
 

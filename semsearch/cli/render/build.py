@@ -36,7 +36,8 @@ def print_build_summary(report: BuildReport, notes: Notes, verbose: bool = False
         for skipped in report.skipped:
             notes.warning(f"skipped {skipped.relative}: {skipped.reason}")
     if report.full_reason:
-        notes.note(f"Full rebuild: {report.full_reason}")
+        kept = "; passages whose text did not change keep their vectors" if report.rechunked else ""
+        notes.note(f"Full rebuild: {report.full_reason}{kept}")
     where = str(report.index_dir)
     files = files_counted(report.files, len(report.without_text))
     content = f"{files}, {counted(report.chunks, 'chunk')}"
@@ -127,7 +128,10 @@ def _outcome_words(outcome: FileOutcome) -> str:
 def _files_changed(report: BuildReport) -> str:
     """``_changes``, saying that the unchanged files a full rebuild embeds again (``full_reason``:
     a new model or chunking, ``--full``) are."""
-    again = " to re-embed" if report.dry_run else " but re-embedded"
+    if report.rechunked:
+        again = " to re-chunk" if report.dry_run else " but re-chunked"
+    else:
+        again = " to re-embed" if report.dry_run else " but re-embedded"
     return _changes(report) + (again if report.full_reason and report.changes.unchanged else "")
 
 

@@ -56,8 +56,8 @@ APPLIED = {
 """What meta.json records of the markup applied (see the module docstring)."""
 
 _CODE = {"fence", "code_block", "front_matter", "math_block", "amsmath"}
-_TITLED = {"admonition", "tab", "div", "callout", "myst-directive"}
-"""Kinds of edit whose shown text is a title written in Markdown."""
+_TITLED = {"admonition", "tab", "div", "callout", "myst-directive", "html", "jsx"}
+"""Kinds of edit whose shown text is written in Markdown (a title, an image's alt text)."""
 _RULES_TOKENS = {"hr"}
 """Blocks that show no text: a thematic break (``---``, ``***``) is a line, not words."""
 _BACKTICKS = re.compile(r"`+")
@@ -104,11 +104,14 @@ def find_edits(text: str, code_blocks: list[tuple[int, int]] = ()) -> list[Edit]
 
 
 def _title_read(edit: Edit) -> Edit:
-    """A block's title (an admonition's, a tab's…) is Markdown too: shown as a reader sees it
-    (``=== ":material-apple: macOS"`` → "macOS")."""
-    if edit.kind not in _TITLED or not edit.shown.strip():
+    """A block's title (an admonition's, a tab's…) or an alt text is Markdown too: shown as a
+    reader sees it (``=== ":material-apple: macOS"`` → "macOS"), the spaces around it kept."""
+    core = edit.shown.strip()
+    if edit.kind not in _TITLED or not core:
         return edit
-    return edit._replace(shown=apply(edit.shown, find_edits(edit.shown)).strip())
+    start = edit.shown.index(core)
+    read = apply(core, find_edits(core)).strip()
+    return edit._replace(shown=edit.shown[:start] + read + edit.shown[start + len(core) :])
 
 
 def _cuts_into(edit: Edit, spans: list[tuple[int, int]]) -> bool:

@@ -18,6 +18,10 @@ _QUOTES = r"(?:[ \t]*>)*[ \t]*"
 _ADMONITION = re.compile(
     rf"^{_QUOTES}((?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w-]+)*(?:[ \t]+\"(.*)\")?[ \t]*)$", re.MULTILINE
 )
+_BLOCK = re.compile(rf"^{_QUOTES}(/{{3,}}[ \t]*(?:([\w-]+)[ \t]*(?:\|[ \t]*(.*?))?)?[ \t]*)$", re.MULTILINE)
+"""pymdownx.blocks (FastAPI's docs): ``/// note | Title`` … ``///``, ``//// tab | Python``."""
+_BLOCK_OPTIONS = re.compile(r"(?:\n(?: {4}|\t)[\w-]+:[^\n]*)+")
+"""The YAML options indented under a block's header (``    attrs: {class: x}``)."""
 _TAB = re.compile(rf"^{_QUOTES}(===[+!]*[ \t]+\"(.*)\"[ \t]*)$", re.MULTILINE)
 _DIV = re.compile(
     rf"^{_QUOTES}(:{{3,}}[ \t]*(?:\{{([^}}\n]*)\}}|([\w-]+))?[ \t]*"
@@ -55,12 +59,17 @@ def _type_title(kind: str | None) -> str:
 
 
 def admonitions(text: str, start: int, end: int) -> Iterator[Edit]:
-    """``!!! note "Title"`` → "Title", ``??? tip`` → "Tip"; content tabs ``=== "Python"`` → "Python"."""
+    """``!!! note "Title"`` → "Title", ``??? tip`` → "Tip"; content tabs ``=== "Python"`` → "Python";
+    pymdownx.blocks ``/// note | Hinweis`` → "Hinweis" (its options go), ``///`` → nothing."""
     for match in _ADMONITION.finditer(text, start, end):
         title = match.group(3) if match.group(3) is not None else _type_title(match.group(2))
         yield Edit(match.start(1), match.end(1), title, "admonition")
     for match in _TAB.finditer(text, start, end):
         yield Edit(match.start(1), match.end(1), match.group(2), "tab")
+    for match in _BLOCK.finditer(text, start, end):
+        title = match.group(3) if match.group(3) else _type_title(match.group(2))
+        options = _BLOCK_OPTIONS.match(text, match.end(1), end) if match.group(2) else None
+        yield Edit(match.start(1), options.end() if options else match.end(1), title, "admonition")
 
 
 def divs(text: str, start: int, end: int) -> Iterator[Edit]:

@@ -97,15 +97,20 @@ def test_incremental_with_fake_embedder_reuses_vectors(docs, tmp_path, fake_embe
 
 def test_model_or_chunking_change_forces_a_full_rebuild(docs, tmp_path, fake_embedder):
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    write(docs / "a.md", "# A\n\n" + "Długi akapit o dostawie paczek do paczkomatu. " * 12 + "\n")
     report = build_index(docs, tmp_path / "index", embedder=fake_embedder, max_tokens=64)
-    assert "the chunking changed (max_tokens 300 → 64)" in report.full_reason
-    assert report.embedded == 4
+    assert "the chunking changed (max_tokens 300 → 64)" in report.full_reason and report.rechunked
+    # every file chunked again; embedded: only the passages whose text changed (a.md's, now cut)
+    assert 0 < report.embedded < report.chunks
+    build_index(docs, tmp_path / "full", embedder=fake_embedder, max_tokens=64, full=True)
+    assert_same_index(tmp_path / "index", tmp_path / "full")
 
     class Other(type(fake_embedder)):
         spec = "fake:other"
 
     report = build_index(docs, tmp_path / "index", embedder=Other(), max_tokens=64)
-    assert "model changed (fake:hashing → fake:other)" in report.full_reason
+    assert "model changed (fake:hashing → fake:other)" in report.full_reason and not report.rechunked
+    assert report.embedded == report.chunks
     report = build_index(docs, tmp_path / "index", embedder=Other(), max_tokens=64, full=True)
     assert report.full_reason == "--full"
 
@@ -242,6 +247,6 @@ def test_other_markup_rules_force_a_full_rebuild(docs, tmp_path, fake_embedder, 
     monkeypatch.undo()
     report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
     assert f"the chunking changed (markup v0 → v{markup.MARKUP_VERSION})" in report.full_reason
-    assert report.embedded == 4
+    assert report.embedded == 0 and report.chunks == 4  # re-chunked; no passage's text changed
     meta = json.loads((tmp_path / "index" / "meta.json").read_text(encoding="utf-8"))
     assert meta["chunking"]["markup"] == markup.APPLIED

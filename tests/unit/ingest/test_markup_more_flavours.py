@@ -98,3 +98,22 @@ def test_myst_colon_fence_options_and_field_lists():
 def test_latex_math_blocks_are_kept_as_written():
     chunk = only("# T\n\n$$\na \\\\ b \\{x\\}\n$$\n\n\\begin{align}\nc \\_ d\n\\end{align}\n\nText \\_x.\n")
     assert chunk.text == "$$\na \\\\ b \\{x\\}\n$$\n\n\\begin{align}\nc \\_ d\n\\end{align}\n\nText _x."
+
+
+def test_pymdownx_blocks_show_their_title_and_lose_their_options():
+    """FastAPI's docs: ``/// note | Hinweis`` … ``///`` (880 marker lines in its German folder)."""
+    chunk = only(
+        "# T\n\n/// note | Hinweis\n\nText hier.\n\n///\n\n"
+        "/// warning\n    attrs: {class: x}\nCareful.\n///\n\n"
+        "//// tab | Python 3.10+\n\nTabbed.\n\n////\n\nA path a///b and /// in a sentence.\n"
+    )
+    assert chunk.text == (
+        "Hinweis\n\nText hier.\n\nWarning\nCareful.\n\nPython 3.10+\n\nTabbed.\n\n"
+        "A path a///b and /// in a sentence."
+    )
+    assert (chunk.start_line, chunk.end_line) == (3, 20)
+
+
+def test_an_alt_text_is_read_as_text_too():
+    chunk = only('# T\n\n<img alt="{{ sponsor.title }} &amp; [logo](u)" src="a.png"> <b>Sponsor</b>\n')
+    assert chunk.text == " & logo  Sponsor"  # spaced as the tags were

@@ -21,6 +21,8 @@ WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwro
         ("Czego dotyczy art. 6 ust. 1 lit. a RODO?", ["art. 6", "ust. 1", "lit. a"]),
         ("Płatność odrzucona z kodem PAY-517", ["PAY-517"]),
         ("How do I return a parcel?", []),
+        ("iPhoneのバッテリーを長持ちさせる方法は？", ["iPhone"]),  # not the whole unspaced question
+        ("如何使用fs.readFile读取文件？", ["fs.readFile"]),
     ],
 )
 def test_what_a_question_names_exactly(question, named):

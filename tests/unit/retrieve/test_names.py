@@ -45,6 +45,12 @@ def _texts(question: str) -> list[tuple[str, bool]]:
         ("How Do I Reset My Password?", []),
         ("(Pilne) Witajcie, ile czekam?", []),  # a bracketed tag opens the sentence
         ("Can I sync with Google Calendar?", [("Google Calendar", False)]),
+        # Chinese, Japanese, Korean: no spaces, no capitals of their own (an outside probe saw the
+        # whole question taken for one name)
+        ("KotlinでAndroidアプリを作るには？", [("Kotlin", False), ("Android", False)]),
+        ("如何在Windows上安装Python？", [("Windows", False), ("Python", False)]),
+        ("Tokio の使い方", [("Tokio", False)]),
+        ("所有权是什么？", []),
     ],
 )
 def test_proper_names_are_acronyms_and_capitalised_words_inside_a_sentence(question, names):
