@@ -22,7 +22,9 @@ from semsearch.ingest.markup.edits import Edit, apply, resolve
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-MARKUP_VERSION = 2  # 2: MyST, escapes, icons, keys, reference definitions between blocks
+MARKUP_VERSION = 3
+"""Raised when a rule changes what chunk text holds (2: MyST, escapes, icons, keys, reference
+definitions between blocks; 3: pymdownx.blocks, alt texts read as Markdown)."""
 Rule = Callable[[str, int, int], Iterator[Edit]]
 RULES: tuple[Rule, ...] = (
     inline.escapes,

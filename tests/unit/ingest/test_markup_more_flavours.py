@@ -4,6 +4,8 @@ paths without the markup, line numbers exact."""
 
 from __future__ import annotations
 
+import pytest
+
 from semsearch.ingest.chunking import Chunk, chunk_markdown
 from semsearch.ingest.tokens import count_tokens
 
@@ -30,10 +32,6 @@ def test_backslash_escapes_show_the_character_and_a_hard_break_loses_its_backsla
     assert chunk.text == "Use rewrite_tag_filter (CNCF) at C:\\Users, line\nnext `a\\_b`."
 
 
-def test_an_escaped_bracket_or_tag_is_text():
-    assert only("# T\n\n\\[not a link](x) and \\<b> and \\\\.\n").text == "[not a link](x) and <b> and \\."
-
-
 def test_material_icons_keys_inserts_deletions_and_abbreviations():
     chunk = only(
         "# Adding a :simple-materialformkdocs: badge\n\n"
@@ -52,19 +50,6 @@ def test_a_heading_ending_in_bare_attribute_keys_and_a_tab_title_with_an_icon():
     )
     assert chunk.headings == ("Changes to *.html files",)
     assert chunk.text == "`docs/page.md`\n\n    Text in the tab."
-
-
-def test_vitepress_table_of_contents_file_includes_and_container_attributes():
-    chunk = only("# T\n\n[[toc]]\n\n<<< @/snippets/init.ansi\n\n::: details Click me {open}\nBody.\n:::\n")
-    assert chunk.text == "Click me\nBody."
-
-
-def test_a_gitbook_api_operation_shows_its_method_and_path():
-    chunk = only(
-        '# API\n\n{% openapi-operation spec="api" path="/archives" method="get" %}\n'
-        "[OpenAPI api](https://x.org/openapi.yaml)\n{% endopenapi-operation %}\n"
-    )
-    assert chunk.text == "GET /archives\nOpenAPI api"
 
 
 def test_myst_targets_comments_breaks_and_roles():
@@ -90,16 +75,6 @@ def test_a_myst_directive_with_a_prose_body_is_markdown_and_its_code_stays_code(
     )
 
 
-def test_myst_colon_fence_options_and_field_lists():
-    chunk = only("# T\n\n:::{warning}\n:class: dropdown\nWarned.\n:::\n\n:name: A reference target\n")
-    assert chunk.text == "Warning\nWarned.\n\nname: A reference target"
-
-
-def test_latex_math_blocks_are_kept_as_written():
-    chunk = only("# T\n\n$$\na \\\\ b \\{x\\}\n$$\n\n\\begin{align}\nc \\_ d\n\\end{align}\n\nText \\_x.\n")
-    assert chunk.text == "$$\na \\\\ b \\{x\\}\n$$\n\n\\begin{align}\nc \\_ d\n\\end{align}\n\nText _x."
-
-
 def test_pymdownx_blocks_show_their_title_and_lose_their_options():
     """FastAPI's docs: ``/// note | Hinweis`` … ``///`` (880 marker lines in its German folder)."""
     chunk = only(
@@ -114,6 +89,39 @@ def test_pymdownx_blocks_show_their_title_and_lose_their_options():
     assert (chunk.start_line, chunk.end_line) == (3, 20)
 
 
-def test_an_alt_text_is_read_as_text_too():
-    chunk = only('# T\n\n<img alt="{{ sponsor.title }} &amp; [logo](u)" src="a.png"> <b>Sponsor</b>\n')
-    assert chunk.text == " & logo  Sponsor"  # spaced as the tags were
+@pytest.mark.parametrize(
+    ("markdown", "shown"),
+    [
+        pytest.param(  # an escaped bracket or tag is text
+            "\\[not a link](x) and \\<b> and \\\\.\n", "[not a link](x) and <b> and \\.", id="escaped"
+        ),
+        pytest.param(  # VitePress: a table of contents, a file include, a container's attributes
+            "[[toc]]\n\n<<< @/snippets/init.ansi\n\n::: details Click me {open}\nBody.\n:::\n",
+            "Click me\nBody.",
+            id="vitepress",
+        ),
+        pytest.param(  # GitBook: an API operation shows its method and path
+            '{% openapi-operation spec="api" path="/archives" method="get" %}\n'
+            "[OpenAPI api](https://x.org/openapi.yaml)\n{% endopenapi-operation %}\n",
+            "GET /archives\nOpenAPI api",
+            id="gitbook-api",
+        ),
+        pytest.param(  # MyST: a colon fence's options go, a field list's name shows
+            ":::{warning}\n:class: dropdown\nWarned.\n:::\n\n:name: A reference target\n",
+            "Warning\nWarned.\n\nname: A reference target",
+            id="myst-colon-fence",
+        ),
+        pytest.param(  # LaTeX blocks are kept as written (code), escapes outside them are read
+            "$$\na \\\\ b \\{x\\}\n$$\n\n\\begin{align}\nc \\_ d\n\\end{align}\n\nText \\_x.\n",
+            "$$\na \\\\ b \\{x\\}\n$$\n\n\\begin{align}\nc \\_ d\n\\end{align}\n\nText _x.",
+            id="math",
+        ),
+        pytest.param(  # an alt text is Markdown too, spaced as the tags were
+            '<img alt="{{ sponsor.title }} &amp; [logo](u)" src="a.png"> <b>Sponsor</b>\n',
+            " & logo  Sponsor",
+            id="alt-text",
+        ),
+    ],
+)
+def test_a_flavour_construct_shows_what_a_reader_sees(markdown, shown):
+    assert only("# T\n\n" + markdown).text == shown
