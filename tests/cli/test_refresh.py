@@ -39,6 +39,20 @@ def snapshot(index):
     return {path.name: path.stat().st_mtime_ns for path in index.iterdir()}, index.stat().st_ino
 
 
+def test_ask_refresh_after_new_markup_rules_says_why_and_embeds_no_unchanged_passage(tmp_path, monkeypatch):
+    """An outside probe saw `--refresh` re-embed a whole folder for minutes without a reason."""
+    from semsearch.ingest import markup
+
+    docs, index = tmp_path / "docs", tmp_path / "index"
+    write(docs / "zwroty.md", "# Zwroty\n\n## Termin\n\nNa zwrot masz 14 dni od dostawy.\n")
+    monkeypatch.setattr(markup, "APPLIED", {**markup.APPLIED, "version": 0})
+    build_index(docs, index, model=FAKE_MODEL)
+    monkeypatch.undo()
+    _, said = ask(index, "--refresh")
+    assert f"1 unchanged but re-chunked (the chunking changed (markup v0 → v{markup.MARKUP_VERSION})" in said
+    assert "0 chunks embedded" in said
+
+
 def test_ask_refresh_finds_a_changed_files_new_text_and_reuses_the_unchanged(built):
     docs, index = built
     write(

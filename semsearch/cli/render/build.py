@@ -69,8 +69,9 @@ def refresh_note(report: BuildReport, notes: Notes) -> None:
     """After ``ask --refresh`` rebuilt the index: what changed, on stderr (stdout is the answer)."""
     for message in report.warnings:
         notes.warning(message)
+    why = f" ({report.full_reason})" if report.full_reason else ""  # why unchanged files were redone
     notes.note(
-        f"Refreshed {report.index_dir}/: {_files_changed(report)}; "
+        f"Refreshed {report.index_dir}/: {_files_changed(report)}{why}; "
         f"{counted(report.embedded, 'chunk')} embedded in {duration(report.seconds)}"
     )
 

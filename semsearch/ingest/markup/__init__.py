@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 MARKUP_VERSION = 3
 """Raised when a rule changes what chunk text holds (2: MyST, escapes, icons, keys, reference
-definitions between blocks; 3: pymdownx.blocks, alt texts read as Markdown)."""
+definitions between blocks; 3: pymdownx.blocks, alt texts read as Markdown, mdBook includes)."""
 Rule = Callable[[str, int, int], Iterator[Edit]]
 RULES: tuple[Rule, ...] = (
     inline.escapes,
@@ -62,6 +62,10 @@ _TITLED = {"admonition", "tab", "div", "callout", "myst-directive", "html", "jsx
 """Kinds of edit whose shown text is written in Markdown (a title, an image's alt text)."""
 _RULES_TOKENS = {"hr"}
 """Blocks that show no text: a thematic break (``---``, ``***``) is a line, not words."""
+_MDBOOK_INCLUDE = re.compile(
+    r"^[ \t]*\{\{#(?:include|rustdoc_include|playground)\b[^}\n]*\}\}[ \t]*\n?", re.MULTILINE
+)
+"""An mdBook include alone on a line of code (``{{#rustdoc_include ../listings/main.rs}}``)."""
 _BACKTICKS = re.compile(r"`+")
 _NOT_IN_HEADINGS = {inline.ESCAPE, myst.FIELD}
 _HEADING_KEYS = re.compile(r"[ \t]+\{[ \t]*[\w-]+(?:[ \t]+[\w-]+)*[ \t]*\}[ \t]*$")
@@ -164,7 +168,12 @@ def document_edits(text: str, tokens: list[Token], line_offsets: list[int]) -> l
         for t in tokens
         if t.type in _RULES_TOKENS and t.map
     ]
-    return resolve(markers + find_edits(text, code) + rules)
+    included = [  # mdBook's includes in code: the file shown there is not this text
+        Edit(match.start(), match.end(), "", "include")
+        for start, end in code
+        for match in _MDBOOK_INCLUDE.finditer(text, start, end)
+    ]
+    return resolve(markers + find_edits(text, code) + rules + included)
 
 
 def clean(text: str) -> str:

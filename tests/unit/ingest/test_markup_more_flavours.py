@@ -116,6 +116,12 @@ def test_pymdownx_blocks_show_their_title_and_lose_their_options():
             "$$\na \\\\ b \\{x\\}\n$$\n\n\\begin{align}\nc \\_ d\n\\end{align}\n\nText _x.",
             id="math",
         ),
+        pytest.param(  # mdBook: an include in code shows a file that is not this text
+            "```rust\n{{#rustdoc_include ../listings/ch03/src/main.rs:here}}\n```\n\n"
+            "```rust\nfn main() {}\n```\n",
+            "```rust\n```\n\n```rust\nfn main() {}\n```",
+            id="mdbook-include",
+        ),
         pytest.param(  # an alt text is Markdown too, spaced as the tags were
             '<img alt="{{ sponsor.title }} &amp; [logo](u)" src="a.png"> <b>Sponsor</b>\n',
             " & logo  Sponsor",
