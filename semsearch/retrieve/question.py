@@ -6,11 +6,15 @@ language of the index's keyword side."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from semsearch.encode.keywords import tokenize
 from semsearch.retrieve.names import ProperName, proper_names
 from semsearch.retrieve.search import code_names, identifiers, names_something_exact, references
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""A terminal escape sequence (CSI ``\x1b[31m``, or ESC and one character) or a control character."""
 
 
 @dataclass(frozen=True)
@@ -36,17 +40,19 @@ class ParsedQuestion:
 
     @classmethod
     def parse(cls, text: str, language: str | None = None) -> ParsedQuestion:
-        """``text`` parsed, its tokens stemmed in ``language``."""
-        names = tuple(code_names(text))
+        """``text`` parsed, its tokens stemmed in ``language``; what it names is read without
+        terminal escape sequences and control characters (``\x1b[31m`` names nothing)."""
+        words = " ".join(_CONTROL.sub(" ", text).split()) if _CONTROL.search(text) else text
+        names = tuple(code_names(words))
         return cls(
             text=text,
-            identifiers=tuple(identifiers(text)),
-            references=tuple(tuple(chain) for chain in references(text)),
+            identifiers=tuple(identifiers(words)),
+            references=tuple(tuple(chain) for chain in references(words)),
             code_names=names,
-            names_exact=names_something_exact(text, names),
+            names_exact=names_something_exact(words, names),
             language=language,
-            tokens=tuple(tokenize(text, language)),
-            proper_names=proper_names(text),
+            tokens=tuple(tokenize(words, language)),
+            proper_names=proper_names(words),
         )
 
     def tokens_in(self, language: str | None) -> tuple[str, ...]:

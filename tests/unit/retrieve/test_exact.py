@@ -23,6 +23,7 @@ WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwro
         ("How do I return a parcel?", []),
         ("iPhoneのバッテリーを長持ちさせる方法は？", ["iPhone"]),  # not the whole unspaced question
         ("如何使用fs.readFile读取文件？", ["fs.readFile"]),
+        ("\x1b[31mrot\x1b[0m Wie setze ich ein Cookie?", []),  # an escape sequence names nothing
     ],
 )
 def test_what_a_question_names_exactly(question, named):
