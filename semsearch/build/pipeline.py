@@ -210,9 +210,10 @@ def _plan(
         rechunked=reusable.same_texts is not None,
     )
     unchanged = same if previous else set()
-    plan = _Plan(docs, store, sources, skipped, previous, old_meta, unchanged, report, front_matter, full)
-    plan.same_texts = reusable.same_texts
-    return plan
+    return _Plan(
+        docs, store, sources, skipped, previous, old_meta, unchanged, report, front_matter, full,
+        same_texts=reusable.same_texts,
+    )  # fmt: skip
 
 
 def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: list[str]) -> dict:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from semsearch.ingest.markup import clean, code_span_end, document_edits, markup_within
 from semsearch.ingest.markup.edits import Edit
 from semsearch.ingest.markup.meta import other_front_matter, title_of, yaml_title
+from semsearch.ingest.markup.parser import MAX_NESTING, block_parser
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -57,40 +58,14 @@ class ParsedDocument:
         return bisect_right(self.line_starts, offset)
 
 
-_MAX_NESTING = 100
-"""Token levels markdown-it parses before giving up (its "default" preset's value). The
-"commonmark" preset stops at 20, i.e. a list nested 10 deep, and everything after it was then
-filed into that list: later headings opened no section. ~2 stack frames a level, far from
-Python's recursion limit."""
-
 _CONTAINERS = {"list_item_open", "blockquote_open"}
 _LISTS = {"bullet_list_open", "ordered_list_open"}
 _COLUMN_ZERO_BLOCK = re.compile(r"^(?![ \t>]|[-+*](?:[ \t]|$)|\d{1,9}[.)](?:[ \t]|$))\S", re.MULTILINE)
 """A line that cannot continue a list or quote: it starts at column 0 without a list or quote marker."""
 
 
-@lru_cache(maxsize=4)
-def _parser(front_matter: bool = True, mdx: bool = False):
-    from markdown_it import MarkdownIt
-    from mdit_py_plugins.admon import admon_plugin
-    from mdit_py_plugins.amsmath import amsmath_plugin
-    from mdit_py_plugins.dollarmath import dollarmath_plugin
-    from mdit_py_plugins.front_matter import front_matter_plugin
-
-    from semsearch.ingest.markup.tabs import tabs_plugin
-
-    # Only the block structure is needed: skipping inline parsing of every paragraph keeps
-    # memory and time low on large files. Heading text is parsed inline on its own.
-    parser = MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).enable("table").disable("inline")
-    parser.use(admon_plugin).use(tabs_plugin)  # `!!! note`, `=== "Tab"` bodies: Markdown, not code
-    parser.use(dollarmath_plugin).use(amsmath_plugin)  # `$$…$$`, `\begin{align}`: LaTeX, kept as code
-    if mdx:  # MDX has no indented code: indented lines are Markdown and JSX
-        parser.disable("code")
-    return parser.use(front_matter_plugin) if front_matter else parser
-
-
 def _swallowed_from(tokens: list[Token], text: str, line_offsets: list[int], first: int) -> int | None:
-    """The line where a list nested past ``_MAX_NESTING`` should have ended, if one swallowed
+    """The line where a list nested past ``MAX_NESTING`` should have ended, if one swallowed
     the rest of the document.
 
     At the limit markdown-it skips the rest of the innermost container, and for a list item that
@@ -101,7 +76,7 @@ def _swallowed_from(tokens: list[Token], text: str, line_offsets: list[int], fir
     for token in tokens:
         if token.level == 0 and token.nesting == 1:
             top = token
-        if token.type in _CONTAINERS and token.level >= _MAX_NESTING - 1 and top and top.type in _LISTS:
+        if token.type in _CONTAINERS and token.level >= MAX_NESTING - 1 and top and top.type in _LISTS:
             after = line_offsets[min(first + token.map[0] + 1, len(line_offsets) - 1)]
             match = _COLUMN_ZERO_BLOCK.search(text, after)
             return None if match is None else bisect_right(line_offsets, match.start()) - 1
@@ -114,7 +89,7 @@ def _block_tokens(text: str, line_offsets: list[int], first: int = 0, mdx: bool 
     tokens: list[Token] = []
     origin = first
     while True:
-        part = _parser(first == origin == 0, mdx).parse(text[line_offsets[first] :])
+        part = block_parser(first == origin == 0, mdx).parse(text[line_offsets[first] :])
         resume = _swallowed_from(part, text, line_offsets, first)
         for token in part:
             if token.map is not None:

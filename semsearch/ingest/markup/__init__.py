@@ -57,7 +57,6 @@ APPLIED = {
 }
 """What meta.json records of the markup applied (see the module docstring)."""
 
-_CODE = {"fence", "code_block", "front_matter", "math_block", "amsmath"}
 _TITLED = {"admonition", "tab", "div", "callout", "myst-directive", "html", "jsx"}
 """Kinds of edit whose shown text is written in Markdown (a title, an image's alt text)."""
 _RULES_TOKENS = {"hr"}
@@ -151,18 +150,7 @@ def _blank_lines_taken(text: str, edits: list[Edit]) -> list[Edit]:
 def document_edits(text: str, tokens: list[Token], line_offsets: list[int]) -> list[Edit]:
     """The markup edits of a parsed document: outside its fences, indented code and front matter."""
     last = len(line_offsets) - 1
-    code, markers = [], []
-    for token in tokens:
-        if token.type in _CODE and token.map:
-            directive = myst.directive_fence(text, token, line_offsets) if token.type == "fence" else None
-            if directive is None:
-                code.append((line_offsets[min(token.map[0], last)], line_offsets[min(token.map[1], last)]))
-            else:  # a directive's body is Markdown: its own code stays code
-                inner_code, inner_markers = myst.body_markup(
-                    text, directive[0].end, line_offsets[min(token.map[1], last)]
-                )
-                code += inner_code
-                markers += directive + inner_markers
+    code, markers = myst.code_and_directives(text, tokens, line_offsets)
     rules = [
         Edit(line_offsets[min(t.map[0], last)], line_offsets[min(t.map[1], last)], "", "rule")
         for t in tokens

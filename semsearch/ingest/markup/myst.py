@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import cache
 from typing import TYPE_CHECKING
 
 from semsearch.ingest.markup.blocks import TYPES
 from semsearch.ingest.markup.edits import Edit
+from semsearch.ingest.markup.parser import block_parser
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -59,12 +59,8 @@ def statements(text: str, start: int, end: int) -> Iterator[Edit]:
     directive's body (``:::{note}`` then ``:class: tip``), the names of field lists."""
     for match in _LINES.finditer(text, start, end):
         yield Edit(match.start(), match.end(), "", "myst")
-    options = [
-        edit
-        for match in _COLON_DIRECTIVE.finditer(text, start, end)
-        for edit in _options(text, match.end(), end)
-    ]
-    yield from options
+    for match in _COLON_DIRECTIVE.finditer(text, start, end):
+        yield from _options(text, match.end(), end)
     for match in _FIELD.finditer(text, start, end):
         yield Edit(match.start(1), match.end(1), f"{match.group(2)}:", FIELD)
 
@@ -119,35 +115,32 @@ def _options(text: str, start: int, end: int) -> Iterator[Edit]:
         position = option.end()
 
 
-def body_markup(text: str, start: int, end: int) -> tuple[list[tuple[int, int]], list[Edit]]:
-    """The code in a directive's body ``text[start:end]`` (parsed alone) and the edits of the
-    directives fenced in it (a ``{div}`` holding ``{button-ref}`` fences)."""
-    body = text[start:end]
-    offsets = [start, *(start + m.end() for m in re.finditer("\n", body)), end]
-    last = len(offsets) - 1
+CODE_TOKENS = {"fence", "code_block", "front_matter", "math_block", "amsmath"}
+"""Tokens of code (and front matter): no rule reads inside them, but a fenced directive's body."""
+
+
+def code_and_directives(
+    text: str, tokens: list[Token], line_offsets: list[int]
+) -> tuple[list[tuple[int, int]], list[Edit]]:
+    """The code among ``tokens`` (offset spans) and the edits of the fenced directives whose body
+    is prose (``directive_fence``), whose own code and directives are found the same way (a
+    ``{div}`` holding ``{button-ref}`` fences): the body parsed as a document of its own."""
+    last = len(line_offsets) - 1
     code: list[tuple[int, int]] = []
     edits: list[Edit] = []
-    for token in _body_parser().parse(body):
-        if token.type not in {"fence", "code_block", "math_block", "amsmath"} or not token.map:
+    for token in tokens:
+        if token.type not in CODE_TOKENS or not token.map:
             continue
-        directive = directive_fence(text, token, offsets) if token.type == "fence" else None
+        end = line_offsets[min(token.map[1], last)]
+        directive = directive_fence(text, token, line_offsets) if token.type == "fence" else None
         if directive is None:
-            code.append((offsets[min(token.map[0], last)], offsets[min(token.map[1], last)]))
-        else:
-            inner_code, inner_edits = body_markup(text, directive[0].end, offsets[min(token.map[1], last)])
-            code += inner_code
-            edits += directive + inner_edits
+            code.append((line_offsets[min(token.map[0], last)], end))
+            continue
+        start = directive[0].end
+        body = text[start:end]
+        offsets = [start, *(start + m.end() for m in re.finditer("\n", body)), end]
+        inner = block_parser(front_matter=False).parse(body)
+        inner_code, inner_edits = code_and_directives(text, inner, offsets)
+        code += inner_code
+        edits += directive + inner_edits
     return code, edits
-
-
-@cache
-def _body_parser():
-    from markdown_it import MarkdownIt
-    from mdit_py_plugins.admon import admon_plugin
-    from mdit_py_plugins.amsmath import amsmath_plugin
-    from mdit_py_plugins.dollarmath import dollarmath_plugin
-
-    from semsearch.ingest.markup.tabs import tabs_plugin
-
-    parser = MarkdownIt("commonmark").disable("inline").use(admon_plugin).use(tabs_plugin)
-    return parser.use(dollarmath_plugin).use(amsmath_plugin)
