@@ -38,7 +38,8 @@ _ATTR_ITEM = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[\w.%-]+)|-)"""
 _ATTRIBUTES = re.compile(
     rf"[ \t]*\{{:?[ \t]*{_ATTR_ITEM}(?:[ \t]+{_ATTR_ITEM})*[ \t]*\}}|\{{::[^}}\n]*\}}|\{{:[ \t]*\}}"
 )
-_ICON = re.compile(r":(?:material|octicons|fontawesome|simple)-[a-z0-9]+(?:-[a-z0-9]+)*:")
+ICON_SETS = "material|octicons|fontawesome|simple"
+_ICON = re.compile(rf":(?:{ICON_SETS})-[a-z0-9]+(?:-[a-z0-9]+)*:")
 """pymdownx.emoji's icons (MkDocs Material): ``:material-check-all:``, ``:octicons-file-16:``."""
 _BLOCK_ID = re.compile(r"(?:[ \t]+|^)\^[A-Za-z0-9-]+[ \t]*$", re.MULTILINE)
 _ESCAPE = re.compile(r"\\(?:([!-/:-@\[-`{-~])|$)", re.MULTILINE)

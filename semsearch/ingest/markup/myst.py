@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from semsearch.ingest.markup.blocks import TYPES
 from semsearch.ingest.markup.edits import Edit
+from semsearch.ingest.markup.inline import ICON_SETS
 from semsearch.ingest.markup.parser import block_parser
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ _LINES = re.compile(r"^[ \t]{0,3}(?:\([^()\s]{1,500}\)=|\+\+\+(?:[ \t][^\n]*)?)[
 _COMMENT = re.compile(r"^[ \t]{0,3}%(?!%)(?:[ \t][^\n]*)?$\n?", re.MULTILINE)
 """A comment ``% text`` (not Obsidian's ``%%``), backticks in it too."""
 _FIELD = re.compile(
-    r"^[ \t]{0,3}(:(?!(?:material|octicons|fontawesome|simple)-)([\w-]+(?: [\w-]+)*):)(?=[ \t]|$)",
+    rf"^[ \t]{{0,3}}(:(?!(?:{ICON_SETS})-)([\w-]+(?: [\w-]+)*):)(?=[ \t]|$)",
     re.MULTILINE,
 )
 """A field list's name (``:class: CSS classes``, docutils and MyST): shown as "class:"."""
