@@ -23,6 +23,7 @@ from semsearch.build.estimate import build_seconds, estimate_basis, still_to_emb
 from semsearch.build.files import file_records, no_text_skipped, outcomes, refreshed_records, skipped_records
 from semsearch.build.report import BuildReport, Changes
 from semsearch.build.reuse import gate_current, keep_index, keywords_current, reusable_index
+from semsearch.encode import embedders
 from semsearch.encode.corpus import keyword_index_of
 from semsearch.encode.embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from semsearch.encode.keywords import settings as keyword_settings
@@ -240,6 +241,7 @@ def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, 
     if not plan.report.busy:
         plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
         plan.report.estimate_basis = estimate_basis(fresh)
+        plan.report.runtime, plan.report.runtime_refused = embedders.runtime_used(embedder)
 
 
 def _build(
@@ -259,6 +261,7 @@ def _build(
     plan.report.warnings.extend(journal.warnings())
     report = plan.report
     report.embedded, report.resumed, report.tokens = result.embedded, result.resumed, result.tokens
+    report.runtime, report.runtime_refused = embedders.runtime_used(embedder)
     previous = plan.previous
     progress(Step("calibrating"))
     reusable = previous is not None and previous.offtopic_reusable
@@ -273,7 +276,7 @@ def _build(
         semsearch_version=__version__,
         built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         docs_root=str(plan.docs.resolve()),
-        model=ModelRecord(embedder.spec, embedder.dim, embedder.max_input_tokens),
+        model=_model_record(plan, embedder),
         chunking=settings,
         chunks=len(chunks),
         files=records,
@@ -297,6 +300,14 @@ def _build(
     journal.discard()
     plan.report.chunks = len(chunks)
     plan.report.margin = calibrated.value if calibrated else calibration.margin
+
+
+def _model_record(plan: _Plan, embedder: Embedder) -> ModelRecord:
+    """The model, and what ran it: this build's runtime, or the last one's if this embedded none."""
+    runtime = plan.report.runtime
+    if plan.report.embedded == 0 and plan.previous is not None:
+        runtime = plan.previous.meta.model.runtime
+    return ModelRecord(embedder.spec, embedder.dim, embedder.max_input_tokens, runtime=runtime)
 
 
 def _journal(plan: _Plan, embedder: Embedder) -> Journal:
@@ -324,6 +335,8 @@ def _chunk(
     chunks: list[Chunk] = []
     rows: list[int | None] = []
     to_split = sum(s.relative not in plan.unchanged for s in plan.sources)
+    if to_split:  # what embeds the new chunks, loaded now: its token counts are the cheaper
+        embedders.prepare_batches(embedder)
     split = 0
     for source in plan.sources:
         if source.relative in plan.unchanged:

@@ -43,7 +43,7 @@ class E5Config:
 
 @dataclass(frozen=True)
 class E5Vocabulary:
-    pieces: list[bytes]
+    pieces: list[str]
     scores: np.ndarray
     """float32, one per piece."""
     bos: int
@@ -124,7 +124,10 @@ def _vocabulary(cursor: _Cursor) -> E5Vocabulary:
     offsets = cursor.array("<u4", count + 1).astype(np.int64)
     scores = cursor.array("<f4", count).copy()
     blob = cursor.raw(blob_size)
-    pieces = [blob[offsets[i] : offsets[i + 1]] for i in range(count)]
+    starts = (np.frombuffer(blob, np.uint8) & 0xC0) != 0x80  # where a UTF-8 character starts
+    characters = np.concatenate([[0], np.cumsum(starts)])[offsets].tolist()
+    text = blob.decode("utf-8")  # each piece is UTF-8 (else the layout is not the one known)
+    pieces = [text[start:end] for start, end in zip(characters, characters[1:], strict=False)]
     entries, size = cursor.take("iI")
     table = cursor.raw(size)
     normalization: dict[int, str] = {}

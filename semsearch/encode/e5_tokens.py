@@ -52,15 +52,13 @@ class E5Tokenizer:
 
     def __init__(self, vocabulary: E5Vocabulary):
         self._unk = vocabulary.unk
-        self._pieces: dict[str, tuple[int, float]] = {}
-        self._longest: dict[str, int] = {}
-        scores = vocabulary.scores.tolist()
-        for number, (piece, score) in enumerate(zip(vocabulary.pieces, scores, strict=True)):
-            text = piece.decode("utf-8", "replace")
-            if number == vocabulary.unk or not piece or text in self._pieces:
-                continue  # the engine never matches <unk>; of equal pieces it finds the first
-            self._pieces[text] = (number, score)
-            self._longest[text[0]] = max(self._longest.get(text[0], 0), len(text))
+        numbered = list(zip(range(len(vocabulary.pieces)), vocabulary.scores.tolist(), strict=True))
+        # Of equal pieces the engine finds the first (so the dict is filled from the last), and it
+        # never matches <unk>.
+        self._pieces = dict(zip(reversed(vocabulary.pieces), reversed(numbered), strict=True))
+        if self._pieces.get(vocabulary.pieces[self._unk], (None,))[0] == self._unk:
+            del self._pieces[vocabulary.pieces[self._unk]]
+        self._longest = {text[0]: len(text) for text in sorted(self._pieces, key=len)}
         lowest = array("f", [float(vocabulary.scores.min())])
         lowest[0] -= 10.0
         self._unk_score = lowest[0]

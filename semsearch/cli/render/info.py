@@ -99,7 +99,9 @@ def _fields_words(seen: dict[str, int] | None, unread: list[dict]) -> str:
 def print_info(index: Index) -> None:
     data = info_json(index)
     _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
-    _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
+    runtime = data["model"].get("runtime")
+    by = f"; embedded by {runtime}" if isinstance(runtime, str) else ""
+    _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions{by})")
     content = f"{files_counted(data['files'], len(data['without_text']))}, {counted(data['chunks'], 'chunk')}"
     _say(f"  content    {content} ({_budget_words(data)})")
     _say(f"  no answer  {gate_words(data['gate'])}")

