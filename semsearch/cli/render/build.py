@@ -53,7 +53,7 @@ def print_build_summary(report: BuildReport, notes: Notes, verbose: bool = False
     if report.runtime_refused and report.embedded:
         notes.note(f"Embedded with {report.runtime}, not ONNX Runtime: {report.runtime_refused}")
     resumed = f", {report.resumed:,} kept from an interrupted build" if report.resumed else ""
-    by = f" by {report.runtime}" if report.runtime and report.embedded else ""
+    by = f" by {report.runtime.split()[0]}" if report.runtime and report.embedded else ""  # its version: info
     _say(
         ("Indexed", "green"),
         f" {files} into {counted(report.chunks, 'chunk')} in {duration(report.seconds)}"
