@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ranking_sets import SETS, CachedModel, Case, load_case  # noqa: E402
 
-from semsearch.evaluation.quality import Question  # noqa: E402
+from semsearch.evaluation.questions import Question  # noqa: E402
 from semsearch.gate.decision import GATE_DEPTH  # noqa: E402
 
 NAMES_FILE = Path(__file__).resolve().parent / "data" / "unmentioned_names.jsonl"

@@ -11,8 +11,8 @@ the same chunks, on every set with questions; then ranking candidates, each on e
 Figures per set, over its answerable questions: doc@1 (the first result is in a right file),
 doc@3 (a right file among the first three distinct files of the ranking), chunk@1 (the first
 result is the right chunk strictly: a right file and the labelled answer text in it; the
-cooking set is labelled by file only, so there chunk@1 is doc@1). The previous default fused
-BM25 only into questions naming something exact (``previous_default``). Candidates are shown as
+cooking set is labelled by file only, so there chunk@1 is doc@1). The previous default is the
+default before this round's page evidence (``previous_default``). Candidates are shown as
 the change against the default (+won/-lost questions on doc@1). Which sets are tuned on and which
 only reported on: `ranking_sets.py`. Indexes and embeddings are cached under $RANK_WORK.
 """
@@ -40,7 +40,8 @@ from ranking_candidates import (  # noqa: E402
 from ranking_sets import SETS, TUNE, CachedModel, Case, load_case  # noqa: E402
 
 import semsearch.gate.decision as decision_module  # noqa: E402
-from semsearch.evaluation.quality import evaluate, is_hit  # noqa: E402
+from semsearch.evaluation.quality import evaluate  # noqa: E402
+from semsearch.evaluation.questions import is_hit  # noqa: E402
 from semsearch.gate.decision import read_passage  # noqa: E402
 from semsearch.retrieve.answer import Ranked  # noqa: E402
 from semsearch.retrieve.names import all_unheld  # noqa: E402

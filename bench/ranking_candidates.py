@@ -15,7 +15,7 @@ import numpy as np
 
 from semsearch.encode.keywords import build_keyword_index, tokenize
 from semsearch.ingest.chunking import Chunk
-from semsearch.retrieve.search import KEYWORD_WEIGHT, top_k
+from semsearch.retrieve.search import top_k
 
 DEPTH = 10
 Dense = Callable[["object", int], np.ndarray]  # (case, question number) -> a score per chunk
@@ -35,26 +35,24 @@ def rows_default(case, i: int, dense: np.ndarray | None = None) -> np.ndarray:
 
 
 def rows_previous(case, i: int) -> np.ndarray:
-    """The default before BM25 was fused into every question: only into those naming
-    something exact (``previous_default``)."""
+    """The default before this round: passages alone, no page evidence, and every name as code
+    writes it putting its heading's rows first (``previous_default``)."""
     with previous_default():
         return rows_default(case, i)
 
 
 @contextmanager
 def previous_default() -> Iterator[None]:
-    """For the time being, the default as it was before this round: hybrid mode fusing BM25 only
-    into questions naming something exact, and the gate (``Index.judge``: ``ask``, ``eval``)
-    reading the first ranked passage, not ``read_passage``'s choice among the first three."""
-    import semsearch.retrieve.index as index_module
+    """For the time being, the default as it was before this round (see ``rows_previous``)."""
+    from semsearch.retrieve.index import Index
 
-    kept = index_module.keyword_weight, index_module.read_passage
-    index_module.keyword_weight = lambda names_exact: KEYWORD_WEIGHT if names_exact else 0.0
-    index_module.read_passage = lambda ranked: ranked[0] if ranked else None
+    kept = Index.page_scores, Index.specific
+    Index.page_scores = lambda self, question, cosine: None
+    Index.specific = lambda self, names: list(names)
     try:
         yield
     finally:
-        index_module.keyword_weight, index_module.read_passage = kept
+        Index.page_scores, Index.specific = kept
 
 
 # --- document-level aggregation -------------------------------------------------------------

@@ -327,7 +327,8 @@ def evaluate_questions(
     Top-1 / top-3 accuracy, MRR, and how well the no-answer gate separates the questions."""
     from semsearch.cli.render import eval as render_eval
     from semsearch.collection import Collection
-    from semsearch.evaluation.quality import evaluate, load_questions, write_margin
+    from semsearch.evaluation.quality import evaluate, write_margin
+    from semsearch.evaluation.questions import load_questions
 
     exclusive(("--json", as_json), ("--jsonl", as_jsonl))
     ks = positive_numbers(k, "-k")

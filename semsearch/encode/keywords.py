@@ -31,17 +31,19 @@ from pathlib import Path
 
 import numpy as np
 
-from semsearch.encode.vocabulary import VOCABULARY_FILES, SortedVocabulary, Vocabulary
+from semsearch.encode.vocabulary import SortedVocabulary, Vocabulary, vocabulary_files
 from semsearch.errors import IndexCorruptError
 from semsearch.util.regular import load_array
 
 TOKENIZER_VERSION = 4  # 3: heading names (see ``heading_name``); 4: Latin diacritics folded
-FILES = (
-    "keywords.data.npy",
-    "keywords.indices.npy",
-    "keywords.indptr.npy",
-    *VOCABULARY_FILES,
-)
+
+
+def keyword_files(prefix: str = "keywords") -> tuple[str, ...]:
+    """The files of a keyword index whose names start with ``prefix`` (a page index's: ``pages``)."""
+    return (f"{prefix}.data.npy", f"{prefix}.indices.npy", f"{prefix}.indptr.npy", *vocabulary_files(prefix))
+
+
+FILES = keyword_files()
 
 # ISO 639-1 codes of the off-topic bank's languages (the corpus's comes from there) and more, to Snowball's.
 SNOWBALL = {
@@ -249,6 +251,10 @@ class KeywordIndex:
         joined = [[t for t in tokenize(part, self.language) if "_" in t] for part in parts]
         return self._rows_with_every([tokens[-1] if tokens else None for tokens in joined])
 
+    def rows_with_tokens(self, tokens: Sequence[str]) -> np.ndarray:
+        """Rows holding every one of ``tokens`` (as ``tokenize`` makes them; none for no token)."""
+        return self._rows_with_every(tokens)
+
     def _rows_with_every(self, tokens: Sequence[str | None]) -> np.ndarray:
         """Rows holding every one of ``tokens`` (none when there are none or one is None)."""
         if not tokens or None in tokens:
@@ -258,24 +264,26 @@ class KeywordIndex:
             rows = np.intersect1d(rows, self._rows_of(token))
         return np.unique(rows)
 
-    def save(self, folder: Path) -> None:
-        np.save(folder / FILES[0], self.data)
-        np.save(folder / FILES[1], self.indices)
-        np.save(folder / FILES[2], self.indptr)
+    def save(self, folder: Path, prefix: str = "keywords") -> None:
+        files = keyword_files(prefix)
+        np.save(folder / files[0], self.data)
+        np.save(folder / files[1], self.indices)
+        np.save(folder / files[2], self.indptr)
         vocab = self.vocab if isinstance(self.vocab, dict) else None
         if vocab is None:
             raise ValueError("only a freshly built keyword index is saved")
-        SortedVocabulary.write(folder, sorted(vocab, key=vocab.get))
+        SortedVocabulary.write(folder, sorted(vocab, key=vocab.get), prefix)
 
     @classmethod
-    def load(cls, folder: Path, rows: int, language: str | None) -> KeywordIndex:
+    def load(cls, folder: Path, rows: int, language: str | None, prefix: str = "keywords") -> KeywordIndex:
         """Raises OSError or ValueError when the files are missing or inconsistent."""
-        data, indices, indptr = (load_array(folder / name) for name in FILES[:3])
-        vocab = SortedVocabulary.open(folder)
+        files = keyword_files(prefix)
+        data, indices, indptr = (load_array(folder / name) for name in files[:3])
+        vocab = SortedVocabulary.open(folder, prefix)
         if len(indptr) != len(vocab) + 1 or len(data) != len(indices) or int(indptr[-1]) != len(data):
             raise ValueError("keyword index files do not match each other")
         if data.dtype.kind != "f" or not np.isfinite(data).all():  # one pass: a NaN scores nothing
-            raise ValueError(f"{FILES[0]} holds weights that are not finite numbers")
+            raise ValueError(f"{files[0]} holds weights that are not finite numbers")
         return cls(data, indices, indptr, vocab, rows, language)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from itertools import chain, pairwise
 
@@ -211,6 +212,14 @@ def _headings_within(
     return tuple(titles)
 
 
+@dataclass(frozen=True)
+class ChunkedDocument:
+    """One document's chunks, and its title (see ``markdown.ParsedDocument.title``)."""
+
+    chunks: list[Chunk]
+    title: str
+
+
 def chunk_markdown(
     text: str,
     source: str,
@@ -224,6 +233,18 @@ def chunk_markdown(
     ``count_tokens`` measures the budget on the embedded text (heading path + chunk text);
     ``fits`` is an extra check every embedded text must pass (the model's own input limit).
     """
+    return chunk_document(text, source, max_tokens=max_tokens, count_tokens=count_tokens, fits=fits).chunks
+
+
+def chunk_document(
+    text: str,
+    source: str,
+    *,
+    max_tokens: int,
+    count_tokens: TokenCounter,
+    fits: TextFits | None = None,
+) -> ChunkedDocument:
+    """``chunk_markdown``, with the document's title."""
     if max_tokens < 16:
         raise ValueError("max_tokens must be at least 16")
     text = normalize_newlines(text)
@@ -255,7 +276,7 @@ def chunk_markdown(
                     raw=None if raw == shown else raw,
                 )
             )
-    return chunks
+    return ChunkedDocument(chunks, document.title)
 
 
 def _section_spans(

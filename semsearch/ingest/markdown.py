@@ -52,6 +52,8 @@ class ParsedDocument:
     text: str
     line_starts: list[int]
     """Offset of the first character of each line."""
+    title: str = ""
+    """Its first ``#`` heading, else its front matter's title, as a reader sees them ("": none)."""
 
     def line_of(self, offset: int) -> int:
         """1-based line number of the character at ``offset``."""
@@ -145,6 +147,7 @@ def parse_markdown(text: str, mdx: bool = False) -> ParsedDocument:
     stack: list[tuple[int, str]] = []  # (level, title)
     front_matter = None
     titled = False  # a level-1 heading seen
+    title = ""  # the first level-1 heading's text
     block_end = 0  # where the previous top-level token ended
     i = 0
     while i < len(tokens):
@@ -159,12 +162,13 @@ def parse_markdown(text: str, mdx: bool = False) -> ParsedDocument:
             front_matter = token.content
         elif token.type == "heading_open":
             level = int(token.tag[1])
+            heading = _plain_inline(clean(tokens[i + 1].content))
             titled = titled or level == 1
-            title = _plain_inline(clean(tokens[i + 1].content))
+            title = title or (heading if level == 1 else "")
             while stack and stack[-1][0] >= level:
                 stack.pop()
-            if title:
-                stack.append((level, title))
+            if heading:
+                stack.append((level, heading))
             sections.append(_Section(headings=tuple(t for _, t in stack)))
         else:
             close = _close_index(tokens, i)
@@ -175,7 +179,7 @@ def parse_markdown(text: str, mdx: bool = False) -> ParsedDocument:
         for section in sections:
             section.headings = (title, *section.headings)
     return ParsedDocument(
-        sections=sections, front_matter=front_matter, text=text, line_starts=line_offsets[:-1]
+        sections=sections, front_matter=front_matter, text=text, line_starts=line_offsets[:-1], title=title
     )
 
 

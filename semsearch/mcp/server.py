@@ -48,9 +48,9 @@ from semsearch.errors import (
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.hints import command_to_build, message
 from semsearch.ingest.sources import docs_relative
+from semsearch.store.file_records import fields_seen, fields_unread, with_text, without_text
 from semsearch.store.location import Location, QdrantLocation, parse_location
 from semsearch.store.passages import file_chunks, in_lines, in_section
-from semsearch.store.records import fields_seen, fields_unread, with_text, without_text
 from semsearch.store.stores import Store, open_store
 from semsearch.util.printable import safe_line
 

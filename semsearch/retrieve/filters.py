@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from semsearch.errors import IndexCorruptError, UsageError
-from semsearch.store.records import fields_seen
+from semsearch.store.file_records import fields_seen
 
 if TYPE_CHECKING:
     from semsearch.ingest.frontmatter import Scalar, Value
+    from semsearch.store.file_records import FileRecord
     from semsearch.store.meta import IndexMeta
-    from semsearch.store.records import FileRecord
 
 _CONDITION = re.compile(r"\s*([^\s<>=!]+)\s*(<=|>=|!=|==|=|<|>)\s*(.*?)\s*", re.S)
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")

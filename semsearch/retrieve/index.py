@@ -18,6 +18,7 @@ import numpy as np
 
 from semsearch.defaults import DEFAULT_MODE, MODES
 from semsearch.encode.keywords import KeywordIndex
+from semsearch.encode.pages import PageIndex
 from semsearch.errors import IndexCorruptError, UsageError, about_index
 from semsearch.gate.bank import bank_sha256
 from semsearch.gate.decision import GATE_DEPTH, Gate, Verdict, read_passage
@@ -27,6 +28,7 @@ from semsearch.retrieve.answer import Answer, Judged, Ranked
 from semsearch.retrieve.exact import exact_scores
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
 from semsearch.retrieve.names import all_unheld, camel_parts, counted, unmentioned
+from semsearch.retrieve.pages import page_evidence
 from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import Hit, fuse, keyword_weight, rank
 from semsearch.store.meta import IndexMeta
@@ -52,6 +54,8 @@ class Index:
     """The bank questions kept as the background of the no-answer rule."""
     keywords: KeywordIndex | None = None
     """None for an index built before keyword search existed."""
+    pages: PageIndex | None = None
+    """The page side (``encode.pages``); None for an index built before it, or read without keywords."""
     identity: tuple[int, int, str] | None = None
     """What the index was when read from disk (see ``store.update_meta``); None when made in memory."""
     store: Store | None = None
@@ -59,6 +63,8 @@ class Index:
     _masks: dict = field(default_factory=dict, repr=False, compare=False)
     """The last few filters' row masks (``allowed_rows``): computed once for many questions."""
     _gate: Gate | None = field(default=None, init=False, repr=False, compare=False)
+    _page_of_row: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
+    _file_starts: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
     def verify(self) -> None:
         """Raise IndexCorruptError unless every chunk is the one the build wrote (reads the whole
@@ -127,8 +133,36 @@ class Index:
         keywords = self.keyword_index()
         found = [keywords.rows_with(code) for code in question.identifiers]
         found += [keywords.rows_with_all(parts) for parts in question.references]
-        found += [keywords.rows_named(name) for name in question.code_names]
-        return np.unique(np.concatenate(found))
+        found += [keywords.rows_named(name) for name in self.specific(question.code_names)]
+        return np.unique(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
+
+    def specific(self, names: Sequence[str]) -> list[str]:
+        """Those of ``names`` (names as code writes them) that fewer than half of the folder's
+        files mention. A name most files mention is the folder's subject (``OpenTelemetry`` in
+        its own docs, in 87 files of 109): a section titled by it, a glossary's entry, is not
+        where a question naming it is answered. Half, because a word in more than half of the
+        documents tells them apart no more (its Robertson-Spärck Jones weight is negative)."""
+        keywords = self.keyword_index()
+        starts = self.file_starts()
+        return [name for name in names if 2 * _files_among(keywords.rows_with(name), starts) < len(starts)]
+
+    def file_starts(self) -> np.ndarray:
+        """The first row of each file with text, in row order (from the record)."""
+        if self._file_starts is None:
+            starts = sorted(r.rows[0] for r in self.meta.files.values() if r.rows and r.rows[1] > r.rows[0])
+            self._file_starts = np.array(starts, dtype=np.int64)
+        return self._file_starts
+
+    def page_scores(self, question: ParsedQuestion, cosine: np.ndarray) -> np.ndarray | None:
+        """What each row gains from its page's evidence (``retrieve.pages``); None for an index
+        without a page side."""
+        pages = self.pages
+        if pages is None:
+            return None
+        if self._page_of_row is None:
+            self._page_of_row = pages.page_of_rows()
+        page_keywords = pages.keywords.token_scores(question.tokens_in(pages.keywords.language))
+        return page_evidence(pages, self._page_of_row, cosine, page_keywords)[self._page_of_row]
 
     def allowed_rows(
         self, paths: Sequence[str] = (), where: Sequence[str | Condition] = ()
@@ -194,6 +228,8 @@ class Index:
                 allowed = matched if allowed is None else allowed & matched
             elif fuses(mode):
                 ranking = fuse(cosine, keyword, keyword_weight(question.names_exact))
+                page = self.page_scores(question, cosine)
+                ranking = ranking if page is None else ranking + page
         if mode == "hybrid" and len(exact) > 1:  # they come first, ordered by the rest of the question
             ranking = np.array(ranking, dtype=np.float64)
             ranking[exact] = exact_scores(self.keyword_index(), question, cosine)[exact]
@@ -353,6 +389,11 @@ def fuses(mode: str) -> bool:
     """Whether ``mode`` ranks a question by cosine fused with BM25 (see ``Index.ranked``): in
     hybrid mode, every question (its weight: ``search.keyword_weight``)."""
     return mode == "hybrid"
+
+
+def _files_among(rows: np.ndarray, starts: np.ndarray) -> int:
+    """How many files the ``rows`` lie in (``starts``: each file's first row, sorted)."""
+    return len(np.unique(np.searchsorted(starts, rows, side="right"))) if len(rows) else 0
 
 
 def _absolute(docs_root: str, source: str) -> str:

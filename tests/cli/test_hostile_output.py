@@ -28,7 +28,8 @@ from semsearch.cli.render import output as render
 from semsearch.cli.render import terminal
 from semsearch.collection import Collection
 from semsearch.errors import UsageError
-from semsearch.evaluation.quality import Question, evaluate
+from semsearch.evaluation.quality import evaluate
+from semsearch.evaluation.questions import Question
 from semsearch.retrieve.opening import load_index
 from tests.helpers import REPO, semsearch_here, write
 

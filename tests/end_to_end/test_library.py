@@ -97,7 +97,8 @@ def test_build_then_search_through_the_front_door(tmp_path):
 
 def test_eval_decides_exactly_as_ask_does(fake_sample_store):
     """One decision path: for every sample question, eval's "answered" equals the front door's."""
-    from semsearch.evaluation.quality import evaluate, load_questions
+    from semsearch.evaluation.quality import evaluate
+    from semsearch.evaluation.questions import load_questions
     from tests.helpers import DATA
 
     questions = load_questions(DATA / "docs_questions.jsonl")
@@ -113,7 +114,8 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(fake_sample_st
     """An outside probe: with keywords fused into the ranking, "error 404 page not found" was
     refused at k=1 (its first passage below the line) and answered at k=3 (a passage further
     down above it), and the "best" score told differed with k."""
-    from semsearch.evaluation.quality import evaluate, load_questions
+    from semsearch.evaluation.quality import evaluate
+    from semsearch.evaluation.questions import load_questions
     from tests.helpers import DATA
 
     questions = load_questions(DATA / "docs_questions.jsonl") + load_questions(

@@ -111,6 +111,12 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
             "  recall@k (the right passage anywhere in the top k): "
             + "   ".join(f"@{n} {_pct(value)}" for n, value in recall.items())
         )
+    if (files := m.get("file")) and files["questions"]:
+        _say(
+            f"  right file (of {counted(files['questions'], 'question')} naming their source): "
+            f"Hit@1 {_pct(files['hit1'])}   Hit@3 {_pct(files['hit3'])}   MRR@{files['depth']} "
+            f"{_number(files['mrr'])}   nDCG@5 {_number(files['ndcg5'])}"
+        )
     _say(
         f"  {_cut_words(report)}: answered {_pct(m['answered'])} of answerable "
         f"({_pct(m['answered_correct'])} answered and right first), "

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from semsearch.cli.render.output import counted, files_counted
 from semsearch.cli.render.terminal import _say
 from semsearch.gate.threshold import BASELINE_IN_WORDS
-from semsearch.store.records import fields_seen, fields_unread, with_text, without_text
+from semsearch.store.file_records import fields_seen, fields_unread, with_text, without_text
 
 if TYPE_CHECKING:
     from semsearch.retrieve.index import Index

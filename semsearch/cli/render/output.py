@@ -316,7 +316,7 @@ def search_details(
     index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer, notes: Notes
 ) -> None:
     """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
-    from semsearch.store.records import with_text
+    from semsearch.store.file_records import with_text
 
     files, chunks = len(with_text(index.meta.files)), len(index.chunks)
     notes.note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")

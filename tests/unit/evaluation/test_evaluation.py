@@ -12,7 +12,8 @@ from semsearch.cli.commands import app
 from semsearch.cli.render.eval import eval_json, print_eval
 from semsearch.encode.keywords import build_keyword_index
 from semsearch.errors import QuestionsError
-from semsearch.evaluation.quality import Question, evaluate, is_hit, load_questions, suggest_margin
+from semsearch.evaluation.quality import evaluate, suggest_margin
+from semsearch.evaluation.questions import Question, is_hit, load_questions
 from semsearch.ingest.chunking import Chunk
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import load_index

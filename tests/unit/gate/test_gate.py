@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from semsearch.encode.keywords import build_keyword_index, tokenize
-from semsearch.evaluation.quality import Question, QuestionResult
+from semsearch.evaluation.quality import QuestionResult
+from semsearch.evaluation.questions import Question
 from semsearch.gate.threshold import (
     GATE,
     OFFTOPIC_QUANTILE,

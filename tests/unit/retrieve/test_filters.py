@@ -14,7 +14,7 @@ from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter
 from semsearch.retrieve.filters import Condition, allowed_rows
 from semsearch.retrieve.index import Index
-from semsearch.store.records import FileRecord
+from semsearch.store.file_records import FileRecord
 from tests.helpers import meta_record
 
 TYPES = ["umowa", "regulamin", "faq"]

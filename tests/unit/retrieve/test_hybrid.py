@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
 from semsearch.encode.embedders import load_embedder
-from semsearch.evaluation.quality import evaluate, load_questions
+from semsearch.evaluation.quality import evaluate
+from semsearch.evaluation.questions import load_questions
 from semsearch.ingest.tokens import count_tokens
 from semsearch.retrieve.opening import load_index
 from tests.helpers import DATA
@@ -266,7 +267,8 @@ def test_the_rest_of_the_question_orders_the_chunks_holding_the_name(events_inde
 
 
 def test_eval_decides_a_question_naming_only_what_no_file_holds_as_ask_does(fake_sample_index):
-    from semsearch.evaluation.quality import Question, evaluate
+    from semsearch.evaluation.quality import evaluate
+    from semsearch.evaluation.questions import Question
     from semsearch.retrieve.opening import embedder_for
 
     index = load_index(fake_sample_index)

@@ -9,7 +9,8 @@ from collections import Counter
 import pytest
 
 from semsearch.collection import Collection
-from semsearch.evaluation.quality import Question, evaluate
+from semsearch.evaluation.quality import evaluate
+from semsearch.evaluation.questions import Question
 from semsearch.retrieve import search
 from semsearch.retrieve.question import ParsedQuestion
 

@@ -14,8 +14,9 @@ from semsearch.build.pipeline import build_index
 from semsearch.errors import IndexCorruptError, MetaUnreadableError
 from semsearch.evaluation.quality import write_margin
 from semsearch.retrieve.opening import load_index
+from semsearch.store.file_records import FileRecord
 from semsearch.store.meta import IndexMeta, write_meta
-from semsearch.store.records import CalibratedRecord, FileRecord
+from semsearch.store.records import CalibratedRecord
 from tests.helpers import DATA, write
 
 FROZEN = DATA / "meta"
