@@ -2,7 +2,8 @@
 
 Sources are numbered by relevance ([1] is the best) and printed in reverse order, so the most
 relevant one sits last, next to the question: models read the end of a long prompt most
-attentively ("lost in the middle", Liu et al. 2023). The whole prompt fits a token budget
+attentively ("lost in the middle", Liu et al. 2023); the prompt's first line says so, for the model
+and for a reader who opens it. The whole prompt fits a token budget
 counted with tiktoken; sources that do not fit are left out, least relevant first.
 """
 
@@ -21,7 +22,8 @@ if TYPE_CHECKING:
     from semsearch.retrieve.index import Index
 
 INSTRUCTIONS = (
-    "Answer the question using only the numbered sources below. "
+    "Answer the question using only the numbered sources below, numbered by relevance: [1] is "
+    "the most relevant and is listed last, just above the question. "
     "Cite the sources you use by their numbers, like [1]. "
     "If the sources do not contain the answer, say that they do not, and do not guess. "
     "Answer in the language of the question."

@@ -19,7 +19,7 @@ import numpy as np
 
 from semsearch.defaults import DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
-from semsearch.errors import QuestionsError, path_problem
+from semsearch.errors import QuestionsError, QuestionsMissingError, path_problem
 from semsearch.gate.decision import GATE_DEPTH, Verdict, decide
 from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.sources import docs_relative
@@ -161,7 +161,7 @@ def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> lis
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError as exc:
-        raise QuestionsError(f"question file not found: {path}") from exc
+        raise QuestionsMissingError(f"question file not found: {path}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         too_long = path_problem(exc) if isinstance(exc, OSError) else None  # the path once, cut short
         raise QuestionsError(
