@@ -59,7 +59,7 @@ class Answer:
 
     @property
     def ranked_by(self) -> str:
-        """What decided the order, in words (the score shown is always the cosine the gate reads)."""
+        """What decided the order, in words (``Hit.ranking_score``; the gate reads the cosine)."""
         order = {"dense": "cosine similarity", "keyword": "keyword (BM25) score"}.get(
             self.mode,
             "cosine similarity fused with keyword (BM25) scores" if self.fused else "cosine similarity",
@@ -121,6 +121,8 @@ class Ranked(NamedTuple):
     """The chunk contains a code or reference the question names verbatim."""
     keyword_score: float | None = None
     """BM25 score (None in dense mode)."""
+    order: float | None = None
+    """The score the ranking sorted it by (see ``search.Hit.ranking_score``)."""
 
 
 @dataclass(frozen=True)

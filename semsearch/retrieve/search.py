@@ -36,6 +36,11 @@ class Hit:
     exact: bool = False
     """The passage holds a code, reference or heading name the question writes verbatim: such
     passages are listed first, and answer whatever their cosine (not in dense mode)."""
+    ranking_score: float | None = None
+    """The score the list is ordered by: the cosine in dense mode, BM25 in keyword mode, the
+    cosine fused with BM25 in hybrid mode (see ``fuse``), after the ``exact`` passages, which
+    come first whatever it is (among themselves by the rest of the question: ``exact``). None
+    for a hit made outside an index's ranking."""
 
     def snippet(self, question: str, chars: int | None = None) -> Snippet:
         """The lines of the passage that show why it matched ``question`` (see ``snippets``)."""

@@ -47,6 +47,7 @@ def test_ask_json_shape(fake_sample_store):
     fields = {
         "rank",
         "score",
+        "ranking_score",
         "location",
         "file_line",
         "path",
@@ -71,7 +72,8 @@ def test_ask_json_shape(fake_sample_store):
         else (f"lines {first['start_line']}–{first['end_line']}")
     )
     assert first["location"] == f"{first['source']} › {first['section']} ({lines})"
-    assert first["file_line"].endswith(f"{first['source']}:{first['start_line']}")
+    # file_line: the first line the snippet shows, which the human output prints first (issue 40)
+    assert first["file_line"].endswith(f"{first['source']}:{first['snippet']['start_line']}")
     assert first["start_line"] <= first["end_line"]
     dense = json.loads(
         run(
@@ -160,22 +162,30 @@ def test_build_refuses_to_replace_a_folder_that_is_not_an_index(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_lower_cosine_listed_first_is_explained(sample_index):
-    """Issue 14: the order and the number shown must not contradict each other unexplained."""
+def test_the_printed_score_is_the_order_and_the_cosine_stays_in_json(sample_index):
+    """Issue 14, then 40: a list printing cosines in fused order read as wrong at first glance
+    (0.895 above 0.898); it prints the score it is ordered by, says in one line what that is, and
+    --json keeps each cosine (the gate's) beside it."""
     question = "§ 7 regulaminu"
     data = json.loads(run("ask", question, "--index", sample_index, "--json", "-k", "3").stdout)
     assert data["ranked_by"].startswith("passages holding what the question names verbatim first")
     assert data["results"] and all(r["exact"] for r in data["results"])  # every chunk of § 7 names it
     scores = [r["score"] for r in data["results"]]
-    text = run("ask", question, "--index", sample_index, "-k", "3").stdout
     assert scores != sorted(scores, reverse=True)  # 0.839 listed above 0.845 with the default model
-    assert "Listed by passages holding what the question names verbatim first" in text
+    text = run("ask", question, "--index", sample_index, "-k", "3").stdout
+    assert [line.split()[0] for line in text.splitlines() if "regulamin.md:" in line] == ["exact"] * 3
+    assert "exact: holds what the question names verbatim, listed first." in text
     plain = ("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "-k", "3")
-    reordered = [r["score"] for r in json.loads(run(*plain, "--json").stdout)["results"]]
-    # a question in plain words is fused with keywords too: the note says so when they reorder
-    note = "Listed by cosine similarity fused with keyword (BM25) scores" in run(*plain).stdout
-    assert note == (reordered != sorted(reordered, reverse=True))
-    assert "Listed by" not in run(*plain, "--mode", "dense").stdout  # cosine order needs no note
+    results = json.loads(run(*plain, "--json").stdout)["results"]
+    printed = [line.split()[0] for line in run(*plain).stdout.splitlines() if ".md:" in line]
+    assert printed == [f"{r['ranking_score']:.3f}" for r in results]
+    assert all(r["ranking_score"] != r["score"] for r in results)  # fused: not the cosine
+    assert "Scores combine meaning and keywords and order the list" in run(*plain).stdout
+    dense = run(*plain, "--mode", "dense").stdout
+    assert "Scores" not in dense  # the cosine, which the gate reads: nothing to say
+    printed = [line.split()[0] for line in dense.splitlines() if ".md:" in line]
+    cosines = [r["score"] for r in json.loads(run(*plain, "--mode", "dense", "--json").stdout)["results"]]
+    assert printed == [f"{score:.3f}" for score in cosines]
 
 
 @pytest.mark.slow

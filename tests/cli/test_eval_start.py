@@ -52,9 +52,9 @@ def test_eval_init_never_writes_over_a_file(fake_sample_index, tmp_path, monkeyp
     mine.write_text('{"question": "Ile mam dni na zwrot?"}\n', encoding="utf-8")
     result = semsearch_here("eval", "--init", mine.name, "--index", fake_sample_index)
     assert result.returncode == 2
-    assert (
-        result.stderr
-        == "error: mine.jsonl already exists: --init writes a new file only (give another name: semsearch eval --init my-questions.jsonl)\n"
+    assert result.stderr == (
+        "error: mine.jsonl already exists: --init writes a new file only "
+        "(give another name: semsearch eval --init my-questions.jsonl)\n"
     )
     assert mine.read_text(encoding="utf-8") == '{"question": "Ile mam dni na zwrot?"}\n'
     both = semsearch_here("eval", "--init", "new.jsonl", "--calibrate", "--index", fake_sample_index)
