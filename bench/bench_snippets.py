@@ -7,7 +7,10 @@ answer text too (casefolded, whitespace folded, Markdown's emphasis and link tar
 snippet shows the lines as written, the answer is labelled on the text). The figure is the
 share of those questions whose snippet hits; with ``-v`` each miss is printed.
 
-    .venv/bin/python bench/bench_snippets.py [-v] INDEX QUESTIONS [INDEX QUESTIONS ...]
+    .venv/bin/python bench/bench_snippets.py [-v] [--room CHARS,LINES] INDEX QUESTIONS [INDEX QUESTIONS ...]
+
+``--room`` gives the first result's snippet that room instead of its own (``snippets.FIRST_CHARS``,
+``FIRST_LINES``): ``--room 320,6`` measures the choice of lines at the other results' room.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ def measure(index: Path, path: Path) -> dict:
                 continue
             first += 1
             start = time.perf_counter()
-            snippet = answer.hits[0].snippet(answer.question)
+            snippet = answer.hits[0].snippet(answer.question, *ROOM)
             seconds.append(time.perf_counter() - start)
             chars.append(len(fold(snippet.text)))
             if any(fold(text) in fold(snippet.text) for text in question.answers):
@@ -67,10 +70,14 @@ def measure(index: Path, path: Path) -> dict:
 
 
 VERBOSE = "-v" in sys.argv
+ROOM: tuple[int, ...] = ()
 
 
 def main() -> None:
+    global ROOM
     args = [a for a in sys.argv[1:] if a != "-v"]
+    if args[:1] == ["--room"]:
+        ROOM, args = tuple(int(n) for n in args[1].split(",")), args[2:]
     for index, path in zip(args[::2], args[1::2], strict=True):
         found = measure(Path(index), Path(path))
         share = found["shown"] / found["first"] if found["first"] else float("nan")
