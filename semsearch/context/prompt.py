@@ -29,6 +29,9 @@ INSTRUCTIONS = (
     "Answer in the language of the question."
 )
 
+CUT = " …"
+"""Ends a source cut to fit the budget."""
+
 
 @dataclass(frozen=True)
 class Prompt:
@@ -73,9 +76,10 @@ def build_prompt(
     The best hit is cut at a word boundary when even it alone does not fit. With ``scope``
     (``--expand``), each hit's source grows to the chunks around it (see ``expand``).
     """
-    if count_tokens(_assemble(question, [])) > max_tokens:
+    if count_tokens(_assemble(question, [CUT])) > max_tokens:  # a source cut to nothing, at least
         raise UsageError(
-            f"--max-context-tokens {max_tokens} leaves no room for the instructions and the question"
+            f"--max-context-tokens {max_tokens} leaves no room for the instructions, the question "
+            "and a source"
         )
     if scope is not None:
         return _expanded(question, hits, max_tokens, count_tokens, scope, whole_file)
@@ -99,11 +103,11 @@ def _cut_to_fit(question: str, block: str, max_tokens: int, count_tokens: Callab
     low, high = 0, len(words)  # words[:low] fits; binary search on the number of words kept
     while low < high:
         middle = (low + high + 1) // 2
-        if count_tokens(_assemble(question, [" ".join(words[:middle]) + " …"])) <= max_tokens:
+        if count_tokens(_assemble(question, [" ".join(words[:middle]) + CUT])) <= max_tokens:
             low = middle
         else:
             high = middle - 1
-    return " ".join(words[:low]) + " …"
+    return " ".join(words[:low]) + CUT
 
 
 def _block_text(number: int, block: Block) -> str:

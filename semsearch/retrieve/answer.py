@@ -87,7 +87,7 @@ class Answer:
         if self.unheld:
             return f"the indexed documents never mention {', '.join(self.unheld)}"
         digits = _digits_apart(self.best_score, self.threshold)
-        best = "" if self.best_score is None else f"best {self.best_score:.{digits}f}, "
+        best = "" if self.best_score is None else f"best similarity {self.best_score:.{digits}f}, "
         needed = f"needed {self.threshold:.{digits}f}"
         if self.baseline is None:
             return f"no passage reaches the cosine cutoff you set ({best}{needed})"

@@ -180,7 +180,7 @@ def test_the_printed_score_is_the_order_and_the_cosine_stays_in_json(sample_inde
     printed = [line.split()[0] for line in run(*plain).stdout.splitlines() if ".md:" in line]
     assert printed == [f"{r['ranking_score']:.3f}" for r in results]
     assert all(r["ranking_score"] != r["score"] for r in results)  # fused: not the cosine
-    assert "Scores combine meaning and keywords and order the list" in run(*plain).stdout
+    assert "Scores combine meaning and keywords, ordering the list" in run(*plain).stdout
     dense = run(*plain, "--mode", "dense").stdout
     assert "Scores" not in dense  # the cosine, which the gate reads: nothing to say
     printed = [line.split()[0] for line in dense.splitlines() if ".md:" in line]
@@ -203,7 +203,7 @@ def test_a_refusal_says_how_close_the_best_passage_came(sample_index):
     assert refused.exit_code == 1
     data = json.loads(refused.stdout)
     assert data["results"] == [] and data["best_score"] < data["threshold"]
-    assert f"(best {data['best_score']:.3f}, needed {data['threshold']:.3f})" in data["reason"]
+    assert f"(best similarity {data['best_score']:.3f}, needed {data['threshold']:.3f})" in data["reason"]
     question = "Jaka jest pogoda w Krakowie?"
     anything = json.loads(run("ask", question, "--index", sample_index, "--json", "--min-score", "-1").stdout)
     assert data["best_score"] == pytest.approx(max(r["score"] for r in anything["results"]))
@@ -227,14 +227,14 @@ def test_no_answer_is_said_in_a_readers_words_with_the_closest_passage(sample_in
     refusal, shown = result.stdout.splitlines()
     assert refusal == (
         "No answer: nothing in the indexed documents matches this question closely enough "
-        f"(best {data['best_score']:.3f}, needed {data['threshold']:.3f})."
+        f"(best similarity {data['best_score']:.3f}, needed {data['threshold']:.3f})."
     )
     where = f"{closest['file_line']} {closest['section']}"
-    assert shown == f"Closest, below the threshold: {where} ({closest['score']:.3f})"
+    assert shown == f"Closest, below the threshold: {where} (similarity {closest['score']:.3f})"
     assert "bank" not in result.stdout
     prompt = run("ask", question, "--index", sample_index, "--context")
     assert prompt.exit_code == 1 and prompt.stdout == ""  # no prompt for a model on no answer
     assert prompt.stderr.splitlines() == [refusal, shown]
     cutoff = json.loads(run("ask", question, "--index", sample_index, "--json", "--min-score", "0.99").stdout)
-    assert cutoff["reason"].startswith("no passage reaches the cosine cutoff you set (best ")
+    assert cutoff["reason"].startswith("no passage reaches the cosine cutoff you set (best similarity ")
     assert cutoff["closest"]["file_line"] == closest["file_line"]

@@ -217,7 +217,7 @@ def closest(result: Answer, stderr: bool = False) -> None:
     _say(
         label,
         (where(hit), "magenta"),
-        f" {hit.section or hit.source} ({hit.score:.3f})",
+        f" {hit.section or hit.source} (similarity {hit.score:.3f})",
         stderr=stderr,
         style="dim",
     )
@@ -294,13 +294,13 @@ def score_legend(result: Answer) -> str | None:
     exact = any(hit.exact for hit in result.hits)
     rest = "the rest" if exact else "the list"
     if result.mode == "keyword":
-        scores = f"Scores are keyword (BM25) scores and order {rest}"
+        scores = f"Scores are keyword (BM25) scores, ordering {rest}"
     elif result.fused:
-        scores = f"Scores combine meaning and keywords and order {rest}"
+        scores = f"Scores combine meaning and keywords, ordering {rest}"
     else:
         return None
     first = f"{EXACT}: holds what the question names verbatim, listed first. " if exact else ""
-    return f"{first}{scores}; the no-answer gate reads meaning alone (cosine, in --json)."
+    return f"{first}{scores}; to answer, a passage needs enough similarity in meaning alone (--json: score)."
 
 
 def question_cut(asked: str, searched: str, limit: int, notes: Notes) -> None:
