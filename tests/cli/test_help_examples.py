@@ -103,14 +103,15 @@ def _fake_index_of_a_copy(tmp_path: Path, monkeypatch) -> dict[str, str]:
     semsearch process finds that fake."""
     _in_a_copy_of_docs(tmp_path, monkeypatch)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FAKE_SITE), str(REPO)])}
-    built = subprocess.run(
-        [sys.executable, "-m", "semsearch", "build", "docs", "--model", FAKE_MODEL, "-q"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    built = semsearch_process(["build", "docs", "--model", FAKE_MODEL, "-q"], env)
     assert built.returncode == 0, built.stderr
     return env
+
+
+def semsearch_process(args: list[str], env: dict[str, str], **options) -> subprocess.CompletedProcess:
+    """``semsearch ARGS`` run to its end in a process of its own, its output read as text."""
+    command = [sys.executable, "-m", "semsearch", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, **options)
 
 
 @pytest.mark.slow
@@ -118,14 +119,7 @@ def _fake_index_of_a_copy(tmp_path: Path, monkeypatch) -> dict[str, str]:
 def test_each_mcp_example_serves_until_its_client_leaves(line, tmp_path, monkeypatch):
     pytest.importorskip("mcp")
     env = _fake_index_of_a_copy(tmp_path, monkeypatch)
-    served = subprocess.run(
-        [sys.executable, "-m", "semsearch", *argv(line, tmp_path)],
-        env=env,
-        stdin=subprocess.DEVNULL,  # the client went away at once
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    served = semsearch_process(argv(line, tmp_path), env, stdin=subprocess.DEVNULL, timeout=120)  # no client
     assert served.returncode == 0, served.stderr
     assert f"for the index at {tmp_path / 'index'}" in served.stderr
 
