@@ -96,7 +96,7 @@ def test_ask_human_output_names_source_section_and_lines(sample_store):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_store)
     assert result.exit_code == 0, result.output
     first = result.stdout.splitlines()[0]
-    assert re.match(r"^0\.\d{3}  \S*dostawa\.md:\d+  Dostawa › .* \(lines? \d+", first), first
+    assert re.match(r"^\d\.\d{3}  \S*dostawa\.md:\d+  Dostawa › .* \(lines? \d+", first), first
 
 
 @pytest.mark.slow
