@@ -16,9 +16,11 @@ from semsearch.cli.eval_options import (
     CalibrateOption,
     EvalJsonlOption,
     EvalJsonOption,
+    InitOption,
     QuestionsArgument,
     RecallOption,
 )
+from semsearch.cli.examples import epilog
 from semsearch.cli.options import (
     DocsArgument,
     exclusive,
@@ -85,7 +87,7 @@ QuietOption = Annotated[
 ]
 
 
-@app.command()
+@app.command(epilog=epilog("build"))
 def build(
     docs: DocsArgument = None,
     index: IndexOption = None,
@@ -162,7 +164,7 @@ def build(
         render_build.print_build_summary(report, notes, verbose=verbose)
 
 
-@app.command()
+@app.command(epilog=epilog("ask"))
 def ask(
     ctx: typer.Context,
     question: Annotated[
@@ -296,7 +298,7 @@ def _refresh(collection, notes: terminal.Notes) -> None:
         render_build.refresh_note(report, notes)
 
 
-@app.command()
+@app.command(epilog=epilog("info"))
 def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
     """What the index holds, its no-answer gate, and what changed since.
 
@@ -312,7 +314,7 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
         render_info.print_info(loaded)
 
 
-@app.command("eval")
+@app.command("eval", epilog=epilog("eval"))
 def evaluate_questions(
     questions: QuestionsArgument = Path("questions.jsonl"),
     index: IndexOption = None,
@@ -321,16 +323,24 @@ def evaluate_questions(
     mode: ModeOption = Mode.hybrid,
     as_json: EvalJsonOption = False,
     as_jsonl: EvalJsonlOption = False,
+    init: InitOption = False,
 ) -> None:
     """Measure accuracy and the no-answer threshold on QUESTIONS.
 
-    Top-1 / top-3 accuracy, MRR, and how well the no-answer gate separates the questions."""
+    Passage-level top-1 / top-3 accuracy and MRR (the right passage: the one holding the answer),
+    and how well the no-answer gate separates the questions; --init starts a question file."""
     from semsearch.cli.render import eval as render_eval
     from semsearch.collection import Collection
     from semsearch.evaluation.quality import evaluate, write_margin
     from semsearch.evaluation.questions import load_questions
 
     exclusive(("--json", as_json), ("--jsonl", as_jsonl))
+    if init:
+        from semsearch.cli.starter import start_questions
+
+        for name, given in (("--calibrate", calibrate), ("--json", as_json), ("--jsonl", as_jsonl)):
+            exclusive(("--init", init), (name, given))
+        return start_questions(questions, _index(index))
     ks = positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
         asked = load_questions(questions, warn=terminal.warning)
@@ -358,7 +368,7 @@ def evaluate_questions(
         render_eval.print_eval(report, calibrated=calibrate)
 
 
-@app.command("mcp")
+@app.command("mcp", epilog=epilog("mcp"))
 def mcp_server(index: IndexOption = None) -> None:
     """Serve the index to language-model clients over MCP (stdio).
 

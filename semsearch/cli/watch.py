@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from semsearch.cli.app import app
+from semsearch.cli.examples import epilog
 from semsearch.cli.options import DocsArgument
 
 QUIET_MS = 500
@@ -44,7 +45,7 @@ def _build_command():
     return next(c.callback for c in app.registered_commands if c.callback and c.callback.__name__ == "build")
 
 
-@app.command()
+@app.command(epilog=epilog("watch"))
 def watch(
     docs: DocsArgument = None,
     index: Annotated[

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from semsearch.errors import QuestionsError, path_problem
+from semsearch.errors import QuestionsError, QuestionsMissingError, path_problem
 from semsearch.ingest.chunk import Chunk
 from semsearch.util.jsonparse import parse_json
 
@@ -66,7 +66,7 @@ def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> lis
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError as exc:
-        raise QuestionsError(f"question file not found: {path}") from exc
+        raise QuestionsMissingError(f"question file not found: {path}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         too_long = path_problem(exc) if isinstance(exc, OSError) else None  # the path once, cut short
         raise QuestionsError(

@@ -69,7 +69,8 @@ ones (bench/gate/RESULTS.md); gates 2 and 3 stay readable for indexes built with
 ONTOPIC_QUANTILE = 10
 OFFTOPIC_QUANTILE = 85
 BASELINE_IN_WORDS = (
-    "its nearest off-topic bank questions and its language, less the words it shares with the documents"
+    "how close it comes to everyday questions that no documents answer, such as the weather's, "
+    "in its language, less the words it shares with the documents"
 )
 """A question's baseline as ``ask``, ``info`` and the MCP server explain it."""
 MIN_LANGUAGE_QUESTIONS = 5

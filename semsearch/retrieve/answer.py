@@ -59,7 +59,7 @@ class Answer:
 
     @property
     def ranked_by(self) -> str:
-        """What decided the order, in words (the score shown is always the cosine the gate reads)."""
+        """What decided the order, in words (``Hit.ranking_score``; the gate reads the cosine)."""
         order = {"dense": "cosine similarity", "keyword": "keyword (BM25) score"}.get(
             self.mode,
             "cosine similarity fused with keyword (BM25) scores" if self.fused else "cosine similarity",
@@ -87,7 +87,7 @@ class Answer:
         if self.unheld:
             return f"the indexed documents never mention {', '.join(self.unheld)}"
         digits = _digits_apart(self.best_score, self.threshold)
-        best = "" if self.best_score is None else f"best {self.best_score:.{digits}f}, "
+        best = "" if self.best_score is None else f"best similarity {self.best_score:.{digits}f}, "
         needed = f"needed {self.threshold:.{digits}f}"
         if self.baseline is None:
             return f"no passage reaches the cosine cutoff you set ({best}{needed})"
@@ -121,6 +121,8 @@ class Ranked(NamedTuple):
     """The chunk contains a code or reference the question names verbatim."""
     keyword_score: float | None = None
     """BM25 score (None in dense mode)."""
+    order: float | None = None
+    """The score the ranking sorted it by (see ``search.Hit.ranking_score``)."""
 
 
 @dataclass(frozen=True)

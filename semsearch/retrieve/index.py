@@ -242,6 +242,7 @@ class Index:
                 score=float(cosine[i]),
                 exact=int(i) in exact_rows,
                 keyword_score=None if keyword is None else float(keyword[i]),
+                order=float(ranking[i]),
             )
             for i in rows
         ]
@@ -258,6 +259,7 @@ class Index:
             row=ranked.row,
             keywords=self.keywords,
             exact=ranked.exact,
+            ranking_score=ranked.order,
         )
 
     def search(

@@ -36,22 +36,34 @@ class Hit:
     exact: bool = False
     """The passage holds a code, reference or heading name the question writes verbatim: such
     passages are listed first, and answer whatever their cosine (not in dense mode)."""
+    ranking_score: float | None = None
+    """The score the list is ordered by: the cosine in dense mode, BM25 in keyword mode, the
+    cosine fused with BM25 in hybrid mode (see ``fuse``), after the ``exact`` passages, which
+    come first whatever it is (among themselves by the rest of the question: ``exact``). None
+    for a hit made outside an index's ranking."""
 
-    def snippet(self, question: str, chars: int | None = None) -> Snippet:
-        """The lines of the passage that show why it matched ``question`` (see ``snippets``)."""
+    def snippet(self, question: str, chars: int | None = None, lines: int | None = None) -> Snippet:
+        """The lines of the passage that answer ``question`` (see ``snippets``): at most ``chars``
+        characters and ``lines`` lines, by default twice the room for the first result."""
         from semsearch.errors import UsageError
-        from semsearch.retrieve.snippets import SNIPPET_CHARS, best_snippet, question_terms
+        from semsearch.retrieve import snippets
 
         if not isinstance(question, str):
             raise UsageError(f"a question is text, not {type(question).__name__}")
 
         keywords = self.keywords
-        terms = question_terms(
+        terms = snippets.question_terms(
             question, keywords.language if keywords else None, keywords.idf if keywords else None
         )
         chunk = self.chunk
-        return best_snippet(
-            chunk.shown, chunk.start_line, terms, end_line=chunk.end_line, chars=chars or SNIPPET_CHARS
+        first = self.rank == 1
+        return snippets.best_snippet(
+            chunk.shown,
+            chunk.start_line,
+            terms.without(chunk.headings[-1]) if chunk.headings else terms,
+            end_line=chunk.end_line,
+            chars=chars or (snippets.FIRST_CHARS if first else snippets.SNIPPET_CHARS),
+            max_lines=lines or (snippets.FIRST_LINES if first else snippets.SNIPPET_LINES),
         )
 
     @property

@@ -103,6 +103,7 @@ def test_context_prompt_puts_the_best_source_last_and_fits_the_budget(fake_sampl
     prompt, sources = data["prompt"], data["sources"]
     assert len(sources) == 3 and data["tokens"] == count_tokens(prompt) <= 3000
     assert "only the numbered sources" in prompt and "do not contain the answer" in prompt
+    assert "[1] is the most relevant and is listed last" in prompt.split("\n")[0]  # the order, said first
     assert prompt.rstrip().endswith(f"Question: {question}")
     positions = [prompt.index(f"[{n}] {s['source']} › ") for n, s in enumerate(sources, 1)]
     assert positions == sorted(positions, reverse=True)  # [1], the best, is last before the question
