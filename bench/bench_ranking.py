@@ -12,7 +12,7 @@ Figures per set, over its answerable questions: doc@1 (the first result is in a 
 doc@3 (a right file among the first three distinct files of the ranking), chunk@1 (the first
 result is the right chunk strictly: a right file and the labelled answer text in it; the
 cooking set is labelled by file only, so there chunk@1 is doc@1). The previous default is the
-default before this round's page evidence (``previous_default``). Candidates are shown as
+default before this round's page evidence (``ranking_candidates.PREVIOUS``). Candidates are shown as
 the change against the default (+won/-lost questions on doc@1). Which sets are tuned on and which
 only reported on: `ranking_sets.py`. Indexes and embeddings are cached under $RANK_WORK.
 """
@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ranking_candidates import (  # noqa: E402
+    PREVIOUS,
     candidates,
-    previous_default,
     rows_default,
     rows_plain_cosine,
     rows_previous,
@@ -44,7 +44,9 @@ from semsearch.evaluation.quality import evaluate  # noqa: E402
 from semsearch.evaluation.questions import is_hit  # noqa: E402
 from semsearch.gate.decision import read_passage  # noqa: E402
 from semsearch.retrieve.answer import Ranked  # noqa: E402
+from semsearch.retrieve.named import named_rows  # noqa: E402
 from semsearch.retrieve.names import all_unheld  # noqa: E402
+from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher  # noqa: E402
 
 
 def outcomes(case: Case, rows_of) -> dict[str, np.ndarray]:
@@ -125,10 +127,13 @@ def changes(case: Case, base: dict) -> list[str]:
     return lines
 
 
-def gate_figures(case: Case, model: CachedModel) -> dict[str, float | None]:
+def gate_figures(
+    case: Case, model: CachedModel, ranking: Ranking = DEFAULT_RANKING
+) -> dict[str, float | None]:
     """Answered, off-topic refused and top-1 through ``semsearch eval``'s own path (``evaluate``:
-    the default ranking, the gate reading ``read_passage``'s choice)."""
-    results = evaluate(case.index, model, case.questions, k=3).results
+    the default ranking unless ``ranking`` says otherwise, the gate reading ``read_passage``'s
+    choice)."""
+    results = evaluate(Searcher(case.index, ranking), model, case.questions, k=3).results
     answerable = [r for r in results if r.question.answerable]
     offtopic = [r for r in results if r.question.kind == "offtopic"]
     return {
@@ -143,12 +148,12 @@ def gate_of(case: Case, ranker, depth: int = decision_module.GATE_DEPTH) -> dict
     """Answered and off-topic refused when ``ranker`` orders the passages: ``eval``'s decision
     (``read_passage``, ``Gate.decide``) with the gate reading the first ``depth`` ranked
     passages (1: the first passage alone, as before this round)."""
-    index = case.index
+    index, searcher = case.index, Searcher(case.index)
     answered, refused = [], []
     for i, question in enumerate(case.questions):
         text = question.question
-        parsed = index.parse(text)
-        exact_rows = set(index.identifier_rows(parsed).tolist())
+        parsed = searcher.parse(text)
+        exact_rows = set(searcher.identifier_rows(parsed).tolist())
         rows = [int(row) for row in ranker(case, i)]
         ranked = [Ranked(row, float(case.cosines[i][row]), row in exact_rows) for row in rows]
         kept, decision_module.GATE_DEPTH = decision_module.GATE_DEPTH, depth
@@ -157,7 +162,7 @@ def gate_of(case: Case, ranker, depth: int = decision_module.GATE_DEPTH) -> dict
         finally:
             decision_module.GATE_DEPTH = kept
         baseline = index.gate.baseline(text, case.vectors[i], case.cosines[i].astype(np.float32))
-        unheld = bool(all_unheld(index.named_rows(parsed)))
+        unheld = bool(all_unheld(named_rows(index.keywords, parsed)))
         passes = index.gate.decide(read.score, read.exact, baseline, unheld).answered
         if question.answerable:
             answered.append(passes)
@@ -170,15 +175,13 @@ def gate_of(case: Case, ranker, depth: int = decision_module.GATE_DEPTH) -> dict
 
 
 def gate_table(cases: list[Case], model: CachedModel) -> list[str]:
-    """The gate before (BM25 fused only into questions naming something exact, the gate reading
-    the first passage: ``previous_default``) and after, in one run."""
+    """The gate before this round (``PREVIOUS``) and after, in one run."""
     lines = [
         "| set | split | answered before / after | off-topic refused before / after | top-1 before / after |",
         "| --- | --- | --- | --- | --- |",
     ]
     for case in cases:
-        with previous_default():
-            before = gate_figures(case, model)
+        before = gate_figures(case, model, PREVIOUS)
         after = gate_figures(case, model)
 
         def pair(key: str, before=before, after=after) -> str:

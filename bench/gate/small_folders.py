@@ -32,6 +32,7 @@ from semsearch.encode.embedders import load_embedder  # noqa: E402
 from semsearch.evaluation.quality import evaluate  # noqa: E402
 from semsearch.ingest.chunking import embedding_text  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
+from semsearch.retrieve.searcher import Searcher  # noqa: E402
 
 SMALL = {"docs": 1, "poquad": 3, "drcd": 3, "k8s-pl": 3, "en": 3, "kursownia": 0}
 """Files per folder (0: the set as it is)."""
@@ -102,7 +103,7 @@ def measure(name: str, count: int, model: CachedModel) -> dict:
         build_index(work / "docs", work / "index", embedder=memo)
         index = load_index(work / "index")
         own = [q for q in case.questions if q.answerable and set(q.sources) & set(chosen)]
-        results = evaluate(index, memo, own + offtopic, k=3).results
+        results = evaluate(Searcher(index), memo, own + offtopic, k=3).results
         answered += sum(r.passes for r in results if r.question.answerable)
         refused += sum(not r.passes for r in results if not r.question.answerable)
         n_answerable += len(own)

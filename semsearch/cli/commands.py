@@ -345,7 +345,7 @@ def evaluate_questions(
     with Collection(_index(index)) as collection:
         asked = load_questions(questions, warn=terminal.warning)
         report = evaluate(
-            collection.index,
+            collection.searcher,
             collection.embedder,
             asked,
             k=max(ks),

@@ -19,6 +19,7 @@ from semsearch.gate.decision import GATE_DEPTH, Verdict, decide
 from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.sources import docs_relative
 from semsearch.retrieve.index import Index
+from semsearch.retrieve.searcher import Searcher
 from semsearch.store.records import CalibratedRecord
 
 MRR_DEPTH = 10
@@ -150,7 +151,7 @@ def suggest_margin(results: list[QuestionResult]) -> float | None:
 
 
 def evaluate(
-    index: Index,
+    searcher: Searcher,
     embedder: Embedder,
     questions: list[Question],
     k: int = 3,
@@ -162,6 +163,7 @@ def evaluate(
     """Ask every question as ``semsearch ask --mode MODE`` would and score the answers;
     ``ks``: also report recall@k (the right passage anywhere in the top k) for these k;
     ``warn`` hears of questions whose ``source`` names no indexed file (a certain miss)."""
+    index = searcher.index
     docs_root = index.meta.docs_root
     if docs_root:  # sources given as the shell completes them (docs/faq.md) or absolute
         questions = [
@@ -183,7 +185,7 @@ def evaluate(
     depth = max(k, 3, GATE_DEPTH, MRR_DEPTH, *ks)
     results = []
     for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
-        judged = index.judge(question.question, vector, max(depth, FILE_RANKING_DEPTH), mode=mode)
+        judged = searcher.judge(question.question, vector, max(depth, FILE_RANKING_DEPTH), mode=mode)
         ranking, read = judged.ranked, judged.read  # as ``ask`` decides
         rank = next(
             (n for n, r in enumerate(ranking[:depth], 1) if is_hit(question, index.chunks[r.row])), None

@@ -31,11 +31,11 @@ class Answer:
     mode: str
     question_cut: bool = False
     fused: bool = False
-    """Hybrid mode ranked by cosine fused with BM25 (every question; see ``search.keyword_weight``)."""
+    """Hybrid mode ranked by cosine fused with BM25 (every question; see ``searcher.Ranking``)."""
     missing: tuple[str, ...] = ()
     """Codes and references the question names verbatim that no searched passage holds
     (``PAY-999``, ``§ 99``), and names it writes as words that the folder never mentions
-    (``DHL``: ``Index.names_unmentioned``): whatever passed the gate does not speak of them."""
+    (``DHL``: ``named.names_unmentioned``): whatever passed the gate does not speak of them."""
     missing_elsewhere: dict[str, list[str]] = field(default_factory=dict)
     """Those of ``missing`` that files outside ``--path``/``--where`` hold, with the files."""
     best_score: float | None = None
@@ -127,8 +127,8 @@ class Ranked(NamedTuple):
 
 @dataclass(frozen=True)
 class Judged:
-    """One question ranked and judged by the gate (``Index.judge``): what ``ask`` shows
-    (``Index.search`` makes the ``Answer``) and ``eval`` scores, decided once, in one place."""
+    """One question ranked and judged by the gate (``Searcher.judge``): what ``ask`` shows
+    (``Searcher.search`` makes the ``Answer``) and ``eval`` scores, decided once, in one place."""
 
     parsed: ParsedQuestion
     ranked: list[Ranked]
@@ -141,11 +141,11 @@ class Judged:
     unheld: tuple[str, ...]
     """What it names as code when the folder holds none of it: refused for it (``names.all_unheld``)."""
     named: list[tuple[str, np.ndarray]]
-    """What it names verbatim, each with the rows holding it (``Index.named_rows``)."""
+    """What it names verbatim, each with the rows holding it (``named.named_rows``)."""
     allowed: np.ndarray | None
     """The rows searched (None: every row)."""
     unmentioned: tuple[str, ...] = ()
-    """The names it writes as words that the folder never mentions (``Index.names_unmentioned``)."""
+    """The names it writes as words that the folder never mentions (``named.names_unmentioned``)."""
 
     @property
     def passing(self) -> list[Ranked]:

@@ -3,14 +3,14 @@
 Hybrid search ranks passages (``search.fuse``); a reader picks a page. Among the passages near
 the top, each is raised by what its page as a whole says of the question (``encode.pages``):
 
-- ``PAGE_BM25``: the page's BM25 score over its whole text, title and aliases (divided by the
+- ``bm25``: the page's BM25 score over its whole text, title and aliases (divided by the
   best page's): a page that speaks of the question throughout, or is named after it, outranks a
   long one mentioning it once;
-- ``PAGE_MEAN``: how close the page's passages are to the question on average (the mean cosine,
+- ``mean``: how close the page's passages are to the question on average (the mean cosine,
   rescaled across pages as ``fuse`` rescales passages): the page is about it, not one line;
-- ``PAGE_PAIR``: the mean of its two best passages' rescaled cosines (its one best for a page of
+- ``pair``: the mean of its two best passages' rescaled cosines (its one best for a page of
   one passage): a second passage agreeing;
-- ``PAGE_TOPICS``, subtracted: the share of the other pages' titles the page mentions. A
+- ``topics``, subtracted: the share of the other pages' titles the page mentions. A
   glossary, an index or an FAQ touches every topic in a line, and loses to the page about it.
 
 All four are weighed by ``PageIndex.linked``, the share of the folder's pages whose title another
@@ -24,15 +24,22 @@ has every candidate measured, kept or not, on every set.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from semsearch.encode.pages import PageIndex
 from semsearch.retrieve.search import median
 
-PAGE_BM25 = 0.2
-PAGE_MEAN = 0.1
-PAGE_PAIR = 0.2
-PAGE_TOPICS = 0.5
+
+@dataclass(frozen=True)
+class PageWeights:
+    """How much each kind of page evidence weighs (see the module docstring)."""
+
+    bm25: float = 0.2
+    mean: float = 0.1
+    pair: float = 0.2
+    topics: float = 0.5
 
 
 def rescaled(values: np.ndarray) -> np.ndarray:
@@ -42,7 +49,11 @@ def rescaled(values: np.ndarray) -> np.ndarray:
 
 
 def page_evidence(
-    pages: PageIndex, page_of_row: np.ndarray, cosine: np.ndarray, page_keywords: np.ndarray
+    pages: PageIndex,
+    page_of_row: np.ndarray,
+    cosine: np.ndarray,
+    page_keywords: np.ndarray,
+    weights: PageWeights = PageWeights(),
 ) -> np.ndarray:
     """What each page adds to its passages' scores (see the module docstring): one per page.
     ``page_of_row``: each row's page; ``page_keywords``: each page's BM25 score."""
@@ -52,10 +63,10 @@ def page_evidence(
     best_keywords = float(page_keywords.max())
     keywords = page_keywords / best_keywords if best_keywords > 0 else np.zeros(pages.count)
     score = (
-        PAGE_BM25 * keywords
-        + PAGE_MEAN * mean
-        + PAGE_PAIR * best_two(rescaled(cosine), pages.starts, page_of_row)
-        - PAGE_TOPICS * pages.topics
+        weights.bm25 * keywords
+        + weights.mean * mean
+        + weights.pair * best_two(rescaled(cosine), pages.starts, page_of_row)
+        - weights.topics * pages.topics
     )
     return pages.linked * score
 

@@ -1,4 +1,4 @@
-"""A question as a search reads it, parsed once on its way in (``Index.search``, ``Index.parse``)
+"""A question as a search reads it, parsed once on its way in (``Searcher.search``, ``Searcher.parse``)
 and passed down to the ranking, the rows holding what it names, the names rule and the answer:
 the codes, references and names as code writes them that it names verbatim (``search``), whether
 it names something exact (hybrid search then fuses keywords in), and its keyword tokens in the

@@ -113,7 +113,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
 KEYWORD_WEIGHT = 0.5
 """BM25's weight against the cosine where hybrid mode fuses them for a question naming something
-exact (``Index.ranked``). Equal weights put the default below plain cosine on PoQuAD (quoted
+exact (``searcher.Ranking``). Equal weights put the default below plain cosine on PoQuAD (quoted
 names and numbers in plain questions: "Jaka wytwórnia wydała 11 album RHCP?"); half weight
 is the only setting measured where no set falls below plain cosine or below equal weights
 (0.4 loses a `docs/` chunk, 0.6 a PoQuAD doc@3: bench/bench_ranking.py, bench/RESULTS.md)."""
@@ -125,11 +125,6 @@ only exact questions, 0.4 wins doc@1 on `docs/` 3 questions for 1, the English g
 PoQuAD 9 for 1 (chunk@1 +0, +3, +11), cooking and API unchanged; against 0.4, 0.35 and 0.45
 each lose a `docs/` and a PoQuAD question, 0.3 and 0.2 more, 0.5 a PoQuAD doc@1 and an English
 chunk@1, 0.6 more (bench/bench_ranking.py, bench/RESULTS.md)."""
-
-
-def keyword_weight(names_exact: bool) -> float:
-    """BM25's weight in hybrid fusion for a question naming something exact or not."""
-    return KEYWORD_WEIGHT if names_exact else PLAIN_KEYWORD_WEIGHT
 
 
 def fuse(cosine: np.ndarray, keyword: np.ndarray, keyword_weight: float = 1.0) -> np.ndarray:

@@ -13,7 +13,9 @@ from semsearch.encode.embedders import load_embedder
 from semsearch.evaluation.quality import evaluate
 from semsearch.evaluation.questions import load_questions
 from semsearch.ingest.tokens import count_tokens
+from semsearch.retrieve.named import missing_outside, named_rows
 from semsearch.retrieve.opening import load_index
+from semsearch.retrieve.searcher import Searcher
 from tests.helpers import DATA
 
 runner = CliRunner()
@@ -32,8 +34,8 @@ def measured(sample_index):
     plain = load_questions(DATA / "docs_questions.jsonl")
     return {
         mode: (
-            evaluate(index, embedder, identifier, mode=mode).metrics,
-            evaluate(index, embedder, plain, mode=mode).by_kind["paraphrase"],
+            evaluate(Searcher(index), embedder, identifier, mode=mode).metrics,
+            evaluate(Searcher(index), embedder, plain, mode=mode).by_kind["paraphrase"],
         )
         for mode in ("hybrid", "dense")
     }
@@ -248,12 +250,12 @@ def test_missing_outside_against_masks(fake_sample_index):
     everywhere = np.ones(len(index.chunks), dtype=bool)
     elsewhere = everywhere.copy()
     elsewhere[holding] = False
-    named = index.named_rows(index.parse("PAY-517 czy PAY-999?"))
-    assert tuple(index.missing_outside(named)) == ("PAY-999",)
-    assert tuple(index.missing_outside(named, everywhere)) == ("PAY-999",)
-    assert tuple(index.missing_outside(named, elsewhere)) == ("PAY-517", "PAY-999")
+    named = named_rows(index.keywords, Searcher(index).parse("PAY-517 czy PAY-999?"))
+    assert tuple(missing_outside(index.chunks, named)) == ("PAY-999",)
+    assert tuple(missing_outside(index.chunks, named, everywhere)) == ("PAY-999",)
+    assert tuple(missing_outside(index.chunks, named, elsewhere)) == ("PAY-517", "PAY-999")
     sources = sorted({index.chunks[int(row)].source for row in holding})
-    assert index.missing_outside(named, elsewhere) == {"PAY-517": sources, "PAY-999": []}
+    assert missing_outside(index.chunks, named, elsewhere) == {"PAY-517": sources, "PAY-999": []}
 
 
 @pytest.mark.slow
@@ -277,6 +279,6 @@ def test_eval_decides_a_question_naming_only_what_no_file_holds_as_ask_does(fake
         Question(1, "Co oznacza błąd PAY-999?"),
         Question(2, "Co oznacza błąd PAY-517?", sources=("platnosci.md",)),
     ]
-    results = evaluate(index, embedder_for(index), questions).results
+    results = evaluate(Searcher(index), embedder_for(index), questions).results
     assert [r.passes for r in results] == [False, True]
     assert results[0].names_unheld and not results[1].names_unheld
