@@ -200,7 +200,7 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true")
     parser.add_argument("--changes", action="store_true", help="questions won and lost, per set")
     parser.add_argument("--only", help="comma-separated set names")
-    parser.add_argument("--match", help="only the candidates whose name holds this")
+    parser.add_argument("--match", help="only the candidates whose name holds one of these (comma-separated)")
     parser.add_argument("--skip", help="leave out the candidates whose name holds this")
     parser.add_argument("--gate", action="store_true", help="the no-answer gate before and after")
     parser.add_argument("--gate-of", help="the gate's figures with this candidate's ranking (or default)")
@@ -250,7 +250,9 @@ def main() -> None:
         print("| --- |" + " --- |" * len(ordered))
         report["candidates"] = {}
         for name, ranker in candidates(model).items():
-            if (args.match and args.match not in name) or (args.skip and args.skip in name):
+            if (args.match and not any(m in name for m in args.match.split(","))) or (
+                args.skip and args.skip in name
+            ):
                 continue
             found = {c.name: outcomes(c, ranker) for c in ordered}
             print(candidate_row(name, ordered, base, found), flush=True)

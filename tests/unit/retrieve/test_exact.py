@@ -70,3 +70,32 @@ def test_the_word_beside_the_name_picks_among_rows_holding_the_name():
     ranking[exact] = exact_scores(index, question, cosine)[exact]
     assert rank(ranking, 3, first=exact).tolist()[:2] == [1, 0]
     assert rank(whole, 3, first=exact).tolist()[:2] == [0, 1]
+
+
+def test_a_name_half_the_files_mention_puts_no_headings_rows_first(tmp_path, fake_embedder):
+    """OpenTelemetry's docs mention OpenTelemetry in 87 of 109 files, and its glossary has an entry
+    titled "OpenTelemetry": that entry was put first for every question naming the project. A
+    name fewer than half the files mention still puts the section it titles first."""
+    from semsearch.build.pipeline import build_index
+    from semsearch.retrieve.opening import load_index
+    from semsearch.retrieve.searcher import Ranking, Searcher
+    from tests.helpers import write
+
+    docs = tmp_path / "docs"
+    write(docs / "glossary.md", "# Glossary\n\n## OpenTelemetry\n\nAn observability framework.\n")
+    for topic in ("baggage", "sampling", "logs"):
+        write(docs / f"{topic}.md", f"# {topic.title()}\n\nHow OpenTelemetry handles {topic}.\n")
+    write(docs / "api.md", "# API\n\n## SpanProcessor\n\nCalled when a span starts and ends.\n")
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    index = load_index(tmp_path / "index")
+    searcher = Searcher(index)
+    subject = searcher.parse("What is baggage in OpenTelemetry used for?")
+    assert subject.code_names == ("OpenTelemetry",)
+    assert searcher.specific(subject.code_names) == []
+    assert searcher.identifier_rows(subject).tolist() == []
+    before = Searcher(index, Ranking(subject_names_first=True))
+    glossary_entry = [row for row, chunk in enumerate(index.chunks) if chunk.source == "glossary.md"]
+    assert before.identifier_rows(subject).tolist() == glossary_entry
+    rare = searcher.parse("When is SpanProcessor called?")
+    api = [row for row, chunk in enumerate(index.chunks) if chunk.source == "api.md"]
+    assert searcher.identifier_rows(rare).tolist() == api
