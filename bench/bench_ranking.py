@@ -40,6 +40,7 @@ from ranking_candidates import (  # noqa: E402
 from ranking_sets import SETS, TUNE, CachedModel, Case, load_case  # noqa: E402
 
 import semsearch.gate.decision as decision_module  # noqa: E402
+from semsearch.evaluation.files import first_relevant, ndcg, ranked_files  # noqa: E402
 from semsearch.evaluation.quality import evaluate  # noqa: E402
 from semsearch.evaluation.questions import is_hit  # noqa: E402
 from semsearch.gate.decision import read_passage  # noqa: E402
@@ -50,17 +51,27 @@ from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher  # no
 
 
 def outcomes(case: Case, rows_of) -> dict[str, np.ndarray]:
-    """Per answerable question: right file first, in the first 3 files, right chunk first."""
-    doc1, doc3, chunk1 = [], [], []
+    """Per answerable question: right file first, in the first 3 files, right chunk first, and
+    the file-level reciprocal rank and nDCG@5 (``evaluation.files``, as ``eval`` reports them)."""
+    doc1, doc3, chunk1, mrr, ndcg5 = [], [], [], [], []
     for i in case.answerable:
         question = case.questions[i]
         rows = rows_of(case, i)
-        files = list(dict.fromkeys(case.index.chunks[int(r)].source for r in rows))
+        files = ranked_files(case.index.chunks[int(r)].source for r in rows)
         right = set(question.sources)
         doc1.append(bool(files) and files[0] in right)
         doc3.append(bool(right.intersection(files[:3])))
         chunk1.append(len(rows) > 0 and is_hit(question, case.index.chunks[int(rows[0])]))
-    return {"doc@1": np.array(doc1), "doc@3": np.array(doc3), "chunk@1": np.array(chunk1)}
+        rank = first_relevant(files, question.sources)
+        mrr.append(1 / rank if rank else 0.0)
+        ndcg5.append(ndcg(files, question.sources, question.partial))
+    return {
+        "doc@1": np.array(doc1),
+        "doc@3": np.array(doc3),
+        "chunk@1": np.array(chunk1),
+        "mrr": np.array(mrr),
+        "ndcg@5": np.array(ndcg5),
+    }
 
 
 def figures(found: dict[str, np.ndarray]) -> dict[str, float]:
@@ -86,6 +97,19 @@ def base_table(cases: list[Case], base: dict) -> list[str]:
             for m in ("doc@1", "doc@3", "chunk@1")
         ]
         lines.append(f"| {case.name} | {case.split} | {len(case.answerable)} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def file_table(cases: list[Case], base: dict) -> list[str]:
+    """The file-level figures peers publish (Hit@1 is doc@1, Hit@3 doc@3), cosine -> default."""
+    lines = [
+        "| set | split | Hit@1 | Hit@3 | MRR@10 | nDCG@5 | passage@1 |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for case in cases:
+        cos, ours = figures(base[case.name]["cosine"]), figures(base[case.name]["default"])
+        cells = [f"{cos[m]:.3f} → {ours[m]:.3f}" for m in ("doc@1", "doc@3", "mrr", "ndcg@5", "chunk@1")]
+        lines.append(f"| {case.name} ({len(case.answerable)}) | {case.split} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -225,6 +249,7 @@ def main() -> None:
         for c in cases
     }
     print("\n".join(base_table(cases, base)), flush=True)
+    print("\n" + "\n".join(file_table(cases, base)), flush=True)
     report: dict = {"sets": {c.name: {k: figures(v) for k, v in base[c.name].items()} for c in cases}}
     if args.gate:
         print("\n" + "\n".join(gate_table(cases, model)), flush=True)

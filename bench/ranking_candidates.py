@@ -20,7 +20,8 @@ from semsearch.retrieve.pages import PageWeights
 from semsearch.retrieve.search import top_k
 from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher
 
-DEPTH = 10
+DEPTH = 50
+"""Passages ranked per question: enough for the file-level figures' ten files."""
 Dense = Callable[["object", int], np.ndarray]  # (case, question number) -> a score per chunk
 
 
