@@ -280,7 +280,7 @@ def ask(
         elif as_json:
             render.print_json(render.ask_json(question, result))
         elif as_jsonl:
-            render.print_json_lines(render.hit_dict(hit, question) for hit in result.hits)
+            render.print_json_lines(render.hit_dict(hit, result.asked) for hit in result.hits)
             render.missing_names(result, stderr=True)
         else:
             render.print_result(result, full=full)

@@ -189,9 +189,11 @@ class KeywordIndex:
     def _rows_of(self, token: str) -> np.ndarray:
         return self._column(token)[0]
 
-    def holds_any_word_of(self, text: str) -> bool:
-        """Whether some chunk holds one of ``text``'s tokens (a vocabulary look-up per token)."""
-        return any(self.vocab.get(token) is not None for token in tokenize(text, self.language))
+    def holds_any_word_of(self, text: str | Sequence[str]) -> bool:
+        """Whether some chunk holds one of ``text``'s tokens (or of these tokens: a vocabulary
+        look-up per token)."""
+        tokens = tokenize(text, self.language) if isinstance(text, str) else text
+        return any(self.vocab.get(token) is not None for token in tokens)
 
     def scores(self, question: str) -> np.ndarray:
         """BM25 score of every chunk for ``question`` (0 where no token matches)."""
@@ -210,11 +212,11 @@ class KeywordIndex:
         ``log((N + 1) / (df + 0.5))``): rarer weighs more, a token the corpus lacks most."""
         return [math.log(1 + (self.rows - (df := len(self._rows_of(t))) + 0.5) / (df + 0.5)) for t in tokens]
 
-    def coverage(self, question: str, passages: Sequence[str]) -> float:
+    def coverage(self, question: str | Sequence[str], passages: Sequence[str]) -> float:
         """Share of the question's distinct tokens, each weighted by its ``idf``, that the best of
         ``passages`` (chunk texts, without their heading path: a section title is not evidence
         for itself) contains: 1 when one passage holds every word, 0 when none holds any."""
-        tokens = sorted(set(tokenize(question, self.language)))
+        tokens = sorted(set(tokenize(question, self.language) if isinstance(question, str) else question))
         if not tokens or not passages:
             return 0.0
         weights = dict(zip(tokens, self.idf(tokens), strict=True))

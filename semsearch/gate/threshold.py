@@ -213,9 +213,13 @@ def measure_references(
 
 
 def coverages(
-    keywords: KeywordIndex | None, texts: Sequence[str], rows: np.ndarray, chunks: Sequence[Chunk]
+    keywords: KeywordIndex | None,
+    texts: Sequence[str | Sequence[str]],
+    rows: np.ndarray,
+    chunks: Sequence[Chunk],
 ) -> np.ndarray:
-    """Word coverage of each text in its own best passages (0 without a keyword index)."""
+    """Word coverage of each text (or its keyword tokens) in its own best passages (0 without a
+    keyword index)."""
     if keywords is None:
         return np.zeros(len(texts), dtype=np.float32)
     pairs = zip(texts, rows, strict=True)

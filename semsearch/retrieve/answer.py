@@ -52,6 +52,14 @@ class Answer:
     """When nothing passed: the passage the gate read (``best_score``'s), below the threshold
     (None when answered or when nothing was ranked), so that a reader can judge how near the
     documents came."""
+    parsed: ParsedQuestion | None = None
+    """The question as its search parsed it (``question.ParsedQuestion``): snippets read its
+    keywords from here (``asked``)."""
+
+    @property
+    def asked(self) -> str | ParsedQuestion:
+        """The question as a snippet reads it: parsed once, or its text (an answer made by hand)."""
+        return self.question if self.parsed is None else self.parsed
 
     @property
     def answered(self) -> bool:

@@ -26,7 +26,7 @@ import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex, fold
 from semsearch.encode.vocabulary import has_prefix
-from semsearch.retrieve.search import UNSPACED
+from semsearch.retrieve.lexing import UNSPACED
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _ROMAN = re.compile(r"[IVXLCDM]+")

@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 
 from semsearch.encode.keywords import tokenize
+from semsearch.retrieve.lexing import code_names, identifiers, names_something_exact, references
 from semsearch.retrieve.names import ProperName, proper_names
-from semsearch.retrieve.search import code_names, identifiers, names_something_exact, references
 
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """A terminal escape sequence (CSI ``\x1b[31m``, or ESC and one character) or a control character."""
@@ -24,7 +24,7 @@ class ParsedQuestion:
     text: str
     """The question as searched."""
     identifiers: tuple[str, ...]
-    """The codes it names verbatim (``PAY-517``, see ``search.identifiers``)."""
+    """The codes it names verbatim (``PAY-517``, see ``lexing.identifiers``)."""
     references: tuple[tuple[str, ...], ...]
     """The legal-style references it names, each as its parts (``art. 6``, ``ust. 1``)."""
     code_names: tuple[str, ...]

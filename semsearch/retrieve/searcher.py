@@ -213,6 +213,7 @@ class Searcher:
             unheld=judged.unheld,
             unmentioned=judged.unmentioned,
             closest=self.hit(1, read) if read and not hits else None,
+            parsed=judged.parsed,
         )
 
     def judge(
@@ -241,7 +242,8 @@ class Searcher:
             verdict = Verdict(min_score, answered)
             return Judged(parsed, ranked, read, None, verdict, (), named, allowed, unmentioned)
         unheld = all_unheld(named)
-        own_baseline = index.gate.baseline(question, query_vector, cosine, allowed)
+        tokens = parsed.tokens_in(index.keywords.language) if index.keywords else None
+        own_baseline = index.gate.baseline(question, query_vector, cosine, allowed, tokens)
         verdict = index.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
         return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed, unmentioned)
 

@@ -142,9 +142,13 @@ class Terms:
         return math.fsum(self.weights[token] for token in sorted(tokens))
 
 
-def question_terms(question: str, language: str | None = None, weigh: Weigh | None = None) -> Terms:
-    """The keywords of ``question``, weighted by ``weigh`` (each 1 without it)."""
-    wanted = [token for token in dict.fromkeys(tokenize(question, language)) if _meaningful(token)]
+def question_terms(
+    question: str | Sequence[str], language: str | None = None, weigh: Weigh | None = None
+) -> Terms:
+    """The keywords of ``question`` (its text, or its tokens in ``language`` when already
+    parsed), weighted by ``weigh`` (each 1 without it)."""
+    tokens = tokenize(question, language) if isinstance(question, str) else question
+    wanted = [token for token in dict.fromkeys(tokens) if _meaningful(token)]
     weights = list(weigh(wanted)) if weigh else [1.0] * len(wanted)
     return Terms(dict(zip(wanted, weights, strict=True)), language)
 

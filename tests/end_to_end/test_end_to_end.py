@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
-from semsearch.retrieve.search import identifiers
+from semsearch.retrieve.lexing import identifiers
 from tests.helpers import DATA, SAMPLE_DOCS
 
 runner = CliRunner()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from semsearch.collection import Answer
     from semsearch.context.prompt import Prompt
     from semsearch.retrieve.index import Index
+    from semsearch.retrieve.question import ParsedQuestion
     from semsearch.retrieve.search import Hit
 
 INDENT = " " * 7
@@ -102,7 +103,7 @@ def where(hit: Hit, line: int | None = None) -> str:
     return f"{display_path(hit.path or hit.source)}:{line or hit.chunk.start_line}"
 
 
-def hit_dict(hit: Hit, question: str | None = None) -> dict:
+def hit_dict(hit: Hit, question: str | ParsedQuestion | None = None) -> dict:
     """A result for --json; with ``question``, also its snippet and the lines it shows."""
     chunk = hit.chunk
     shown = None if question is None else hit.snippet(question)
@@ -137,8 +138,8 @@ def ask_json(question: str, result: Answer) -> dict:
         "reason": result.reason,
         "ranked_by": result.ranked_by,
         **_decision(result),
-        "results": [hit_dict(hit, result.question) for hit in result.hits],
-        "closest": None if result.closest is None else hit_dict(result.closest, result.question),
+        "results": [hit_dict(hit, result.asked) for hit in result.hits],
+        "closest": None if result.closest is None else hit_dict(result.closest, result.asked),
     }
 
 
@@ -254,7 +255,7 @@ def print_result(result: Answer, full: bool = False) -> None:
         lines = (
             f"line {hit.lines[0]}" if hit.lines[0] == hit.lines[1] else f"lines {hit.lines[0]}–{hit.lines[1]}"
         )
-        snippet = None if full else hit.snippet(result.question)
+        snippet = None if full else hit.snippet(result.asked)
         _say(
             (shown_score(hit), "bold cyan"),
             "  ",
