@@ -40,6 +40,7 @@ from ranking_candidates import (  # noqa: E402
 from ranking_sets import SETS, TUNE, CachedModel, Case, load_case  # noqa: E402
 
 import semsearch.gate.decision as decision_module  # noqa: E402
+from semsearch.collection import Collection  # noqa: E402
 from semsearch.evaluation.files import first_relevant, ndcg, ranked_files  # noqa: E402
 from semsearch.evaluation.quality import evaluate  # noqa: E402
 from semsearch.evaluation.questions import is_hit  # noqa: E402
@@ -157,7 +158,9 @@ def gate_figures(
     """Answered, off-topic refused and top-1 through ``semsearch eval``'s own path (``evaluate``:
     the default ranking unless ``ranking`` says otherwise, the gate reading ``read_passage``'s
     choice)."""
-    results = evaluate(Searcher(case.index, ranking), model, case.questions, k=3).results
+    results = evaluate(
+        Collection.opened(case.index, embedder=model, ranking=ranking), case.questions, k=3
+    ).results
     answerable = [r for r in results if r.question.answerable]
     offtopic = [r for r in results if r.question.kind == "offtopic"]
     return {

@@ -331,7 +331,7 @@ def evaluate_questions(
     and how well the no-answer gate separates the questions; --init starts a question file."""
     from semsearch.cli.render import eval as render_eval
     from semsearch.collection import Collection
-    from semsearch.evaluation.quality import evaluate, write_margin
+    from semsearch.evaluation.quality import evaluate
     from semsearch.evaluation.questions import load_questions
 
     exclusive(("--json", as_json), ("--jsonl", as_jsonl))
@@ -345,8 +345,7 @@ def evaluate_questions(
     with Collection(_index(index)) as collection:
         asked = load_questions(questions, warn=terminal.warning)
         report = evaluate(
-            collection.searcher,
-            collection.embedder,
+            collection,
             asked,
             k=max(ks),
             mode=mode.value,
@@ -359,7 +358,7 @@ def evaluate_questions(
                 f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
             )
         if calibrate and report.suggested_margin is not None:
-            write_margin(collection.index, report.suggested_margin, questions, len(asked))
+            collection.calibrate(report.suggested_margin, questions, len(asked))
     if as_json:
         render.print_json(render_eval.eval_json(report, calibrated=calibrate))
     elif as_jsonl:

@@ -11,16 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
+from semsearch.collection import Collection
 from semsearch.defaults import DEFAULT_MODE
-from semsearch.encode.embedders import Embedder
 from semsearch.evaluation.files import FILE_DEPTH, NDCG_AT, first_relevant, ndcg, ranked_files
 from semsearch.evaluation.questions import Question, is_hit
 from semsearch.gate.decision import GATE_DEPTH, Verdict, decide
 from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.sources import docs_relative
-from semsearch.retrieve.index import Index
-from semsearch.retrieve.searcher import Searcher
-from semsearch.store.records import CalibratedRecord
 
 MRR_DEPTH = 10
 FILE_RANKING_DEPTH = 50
@@ -151,8 +148,7 @@ def suggest_margin(results: list[QuestionResult]) -> float | None:
 
 
 def evaluate(
-    searcher: Searcher,
-    embedder: Embedder,
+    collection: Collection,
     questions: list[Question],
     k: int = 3,
     progress: Callable[[int, int], None] | None = None,
@@ -163,8 +159,7 @@ def evaluate(
     """Ask every question as ``semsearch ask --mode MODE`` would and score the answers;
     ``ks``: also report recall@k (the right passage anywhere in the top k) for these k;
     ``warn`` hears of questions whose ``source`` names no indexed file (a certain miss)."""
-    index = searcher.index
-    docs_root = index.meta.docs_root
+    docs_root = collection.docs_root
     if docs_root:  # sources given as the shell completes them (docs/faq.md) or absolute
         questions = [
             replace(
@@ -174,46 +169,44 @@ def evaluate(
             )
             for q in questions
         ]
-    indexed = set(index.meta.files)
+    indexed = set(collection.files)
     for question in questions:
         if warn and question.sources and not indexed.intersection(question.sources):
             warn(
                 f"line {question.line}: source {', '.join(question.sources)} is no indexed file "
                 "(paths are relative to the docs folder, or as the shell gives them); it can only miss"
             )
-    vectors = embedder.embed_queries([q.question for q in questions])
     depth = max(k, 3, GATE_DEPTH, MRR_DEPTH, *ks)
+    texts = [q.question for q in questions]
+    every = collection.judge_many(texts, max(depth, FILE_RANKING_DEPTH), mode, progress)
     results = []
-    for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
-        judged = searcher.judge(question.question, vector, max(depth, FILE_RANKING_DEPTH), mode=mode)
+    gate = collection.gate
+    for question, judged in zip(questions, every, strict=True):
         ranking, read = judged.ranked, judged.read  # as ``ask`` decides
-        rank = next(
-            (n for n, r in enumerate(ranking[:depth], 1) if is_hit(question, index.chunks[r.row])), None
-        )
+        passages = [collection.passage(r.row) for r in ranking]
+        rank = next((n for n, chunk in enumerate(passages[:depth], 1) if is_hit(question, chunk)), None)
         results.append(
             QuestionResult(
                 question=question,
-                first=index.chunks[ranking[0].row] if ranking else None,
+                first=passages[0] if passages else None,
                 read_score=read.score if read else float("-inf"),
                 read_exact=bool(read and read.exact),
                 read_rank=ranking.index(read) + 1 if read else None,
                 rank=rank if question.answerable else None,
                 baseline=float(judged.baseline),
-                margin=index.gate.margin,
-                legacy=index.gate.legacy,
+                margin=gate.margin,
+                legacy=gate.legacy,
                 unheld=judged.unheld,
-                files=ranked_files(index.chunks[r.row].source for r in ranking),
+                files=ranked_files(chunk.source for chunk in passages),
             )
         )
-        if progress:
-            progress(number, len(questions))
     report = EvalReport(
         k=k,
-        margin=index.gate.margin,
+        margin=gate.margin,
         results=results,
         suggested_margin=suggest_margin(results),
         mode=mode,
-        legacy_gate=index.gate.legacy,
+        legacy_gate=gate.legacy,
     )
     report.metrics = _metrics(results, k, ks)
     kinds = sorted({r.question.kind for r in results if r.question.kind})
@@ -273,16 +266,3 @@ def _file_metrics(results: list[QuestionResult]) -> dict[str, float | int | None
         f"ndcg{NDCG_AT}": mean([ndcg(r.files, r.question.sources, r.question.partial) for r in sourced]),
         "depth": FILE_DEPTH,
     }
-
-
-def write_margin(index: Index, value: float, questions_file: Path, count: int) -> None:
-    """Record a calibrated threshold in meta.json, beside the build-time one (which stays). A
-    build keeps it while the passages stay mostly the same (see ``build``)."""
-    calibrated = CalibratedRecord(
-        value=round(value, 6),
-        gate=index.meta.margin.gate,
-        method=f"balanced accuracy on {count} labelled questions",
-        questions_file=str(questions_file),
-        questions=count,
-    )
-    index.update_meta(lambda meta: meta.with_calibration(calibrated))

@@ -129,7 +129,7 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(
         questions = [
             Question(n, hostile(rng), sources=(), kind=hostile(rng)) for n in range(1, asks // 2 + 1)
         ]
-        render_eval.print_eval(evaluate(collection.searcher, fake_embedder, questions, k=3))
+        render_eval.print_eval(evaluate(collection, questions, k=3))
     terminal.warning(f"skipped {hostile(rng, name=True)}: {hostile(rng)}")
     terminal.error(hostile(rng))
     out, err = capsys.readouterr()

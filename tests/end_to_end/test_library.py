@@ -103,7 +103,7 @@ def test_eval_decides_exactly_as_ask_does(fake_sample_store):
 
     questions = load_questions(DATA / "docs_questions.jsonl")
     with Collection(fake_sample_store) as docs:
-        report = evaluate(docs.searcher, docs.embedder, questions)
+        report = evaluate(docs, questions)
         answers = docs.search_many([q.question for q in questions], k=1)
     assert len(report.results) == len(answers) == len(questions)
     assert [r.passes for r in report.results] == [a.answered for a in answers]
@@ -128,7 +128,7 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(fake_sample_st
             k: [docs.searcher.search(t, v, k) for t, v in zip(texts, vectors, strict=True)]
             for k in (1, 3, 10)
         }
-        passes = [r.passes for r in evaluate(docs.searcher, docs.embedder, questions).results]
+        passes = [r.passes for r in evaluate(docs, questions).results]
     for k, answers in by_k.items():
         assert [a.answered for a in answers] == [a.answered for a in by_k[1]], k
         assert [a.best_score for a in answers] == [a.best_score for a in by_k[1]], k

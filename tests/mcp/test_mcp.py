@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 
 from semsearch.build.pipeline import build_index
+from semsearch.collection import Collection
 from semsearch.errors import IndexBusyError
-from semsearch.evaluation.quality import write_margin
 from semsearch.retrieve.opening import load_index
 from semsearch.store.passages import file_chunks
 from tests.conftest import STORES
@@ -259,7 +259,9 @@ def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds
     assert absolute["source"] == "b.md" and absolute["passages"] == library.get_passage("b.md")["passages"]
     assert found["mode"] == "dense"
 
-    write_margin(load_index(index), 0.5, Path("questions.jsonl"), 3)  # rewrites the record only
+    Collection.opened(load_index(index)).calibrate(
+        0.5, Path("questions.jsonl"), 3
+    )  # rewrites the record only
     info = library.index_info()
     assert info["margin"] == 0.5 and "calibrated" in info["margin_origin"]
     third = library._collection

@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
+from semsearch.collection import Collection
 from semsearch.encode.embedders import load_embedder
 from semsearch.evaluation.quality import evaluate
 from semsearch.evaluation.questions import load_questions
@@ -34,8 +35,8 @@ def measured(sample_index):
     plain = load_questions(DATA / "docs_questions.jsonl")
     return {
         mode: (
-            evaluate(Searcher(index), embedder, identifier, mode=mode).metrics,
-            evaluate(Searcher(index), embedder, plain, mode=mode).by_kind["paraphrase"],
+            evaluate(Collection.opened(index, embedder=embedder), identifier, mode=mode).metrics,
+            evaluate(Collection.opened(index, embedder=embedder), plain, mode=mode).by_kind["paraphrase"],
         )
         for mode in ("hybrid", "dense")
     }
@@ -279,6 +280,6 @@ def test_eval_decides_a_question_naming_only_what_no_file_holds_as_ask_does(fake
         Question(1, "Co oznacza błąd PAY-999?"),
         Question(2, "Co oznacza błąd PAY-517?", sources=("platnosci.md",)),
     ]
-    results = evaluate(Searcher(index), embedder_for(index), questions).results
+    results = evaluate(Collection.opened(index, embedder=embedder_for(index)), questions).results
     assert [r.passes for r in results] == [False, True]
     assert results[0].names_unheld and not results[1].names_unheld

@@ -59,7 +59,7 @@ def test_eval_parses_each_question_once(fake_sample_index, calls):
         asked = [
             Question(question=text, sources=("platnosci.md",), line=n) for n, text in enumerate(QUESTIONS, 1)
         ]
-        report = evaluate(docs.searcher, docs.embedder, asked, k=3)
+        report = evaluate(docs, asked, k=3)
     assert len(report.results) == len(QUESTIONS)
     assert calls == Counter({(name, question): 1 for name in PARSERS for question in QUESTIONS})
 
