@@ -22,9 +22,11 @@ from semsearch.ingest.markup.edits import Edit, apply, resolve
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-MARKUP_VERSION = 3
+MARKUP_VERSION = 4
 """Raised when a rule changes what chunk text holds (2: MyST, escapes, icons, keys, reference
-definitions between blocks; 3: pymdownx.blocks, alt texts read as Markdown, mdBook includes)."""
+definitions between blocks; 3: pymdownx.blocks, alt texts read as Markdown, mdBook includes;
+4: code spans in link text, Hugo shortcodes as a URL or alone in indented code, Docsy tab labels,
+reference definitions quoted or with their URL on the next line)."""
 Rule = Callable[[str, int, int], Iterator[Edit]]
 RULES: tuple[Rule, ...] = (
     inline.escapes,
@@ -65,6 +67,8 @@ _MDBOOK_INCLUDE = re.compile(
     r"^[ \t]*\{\{#(?:include|rustdoc_include|playground)\b[^}\n]*\}\}[ \t]*\n?", re.MULTILINE
 )
 """An mdBook include alone on a line of code (``{{#rustdoc_include ../listings/main.rs}}``)."""
+_HUGO_LINES = re.compile(r"(?:(?:[ \t]*(?:\{\{<[^{}\n]*>\}\}|\{\{%[^{}\n]*%\}\}))+[ \t]*(?:\n|\Z)|[ \t]*\n)+")
+"""Lines of Hugo shortcodes and nothing else (``{{% /tab %}} {{% tab Docker %}}``)."""
 _BACKTICKS = re.compile(r"`+")
 _NOT_IN_HEADINGS = {inline.ESCAPE, myst.FIELD}
 _HEADING_KEYS = re.compile(r"[ \t]+\{[ \t]*[\w-]+(?:[ \t]+[\w-]+)*[ \t]*\}[ \t]*$")
@@ -150,7 +154,7 @@ def _blank_lines_taken(text: str, edits: list[Edit]) -> list[Edit]:
 def document_edits(text: str, tokens: list[Token], line_offsets: list[int]) -> list[Edit]:
     """The markup edits of a parsed document: outside its fences, indented code and front matter."""
     last = len(line_offsets) - 1
-    code, markers = myst.code_and_directives(text, tokens, line_offsets)
+    code, markers = myst.code_and_directives(text, [t for t in tokens if not _hugo_lines(t)], line_offsets)
     rules = [
         Edit(line_offsets[min(t.map[0], last)], line_offsets[min(t.map[1], last)], "", "rule")
         for t in tokens
@@ -162,6 +166,13 @@ def document_edits(text: str, tokens: list[Token], line_offsets: list[int]) -> l
         for match in _MDBOOK_INCLUDE.finditer(text, start, end)
     ]
     return resolve(markers + find_edits(text, code) + rules + included)
+
+
+def _hugo_lines(token: Token) -> bool:
+    """Whether ``token`` is indented code made only of Hugo shortcodes: Hugo expands them before
+    Markdown is read, so a reader sees their output (a tab pane), not code. They stand indented
+    to match a list item that a fence at the margin had closed (``    {{% /tab %}}``)."""
+    return token.type == "code_block" and _HUGO_LINES.fullmatch(token.content) is not None
 
 
 def clean(text: str) -> str:

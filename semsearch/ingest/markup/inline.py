@@ -15,7 +15,10 @@ from semsearch.ingest.markup.edits import Edit
 _SHORTCODE = re.compile(r"\{\{([<%])(?!/\*)\s*(/?)\s*([\w./-]{0,100})([\s\S]{0,2000}?)\s*\1?[>%]\}\}")
 _SHORTCODE_TEXT = re.compile(r"""\b(?:text|title|alt|caption)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _TERM = re.compile(r"""\bterm_id\s*=\s*(?:"([^"]*)"|'([^']*)')""")
-_QUOTED = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)')""")
+_FIRST_ARGUMENT = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=]+)(?!\S))""")
+"""A shortcode's first positional argument, quoted or a bare word (Hugo splits the rest at spaces)."""
+_TAB_HEADER = re.compile(r"""\b(?:header|name)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+"""A tab's label given by name: Docsy's ``header=``, Kubernetes' ``name=``."""
 _LIQUID_TAG = re.compile(r"\{%-?[\s\S]{0,2000}?-?%\}")
 _OPENAPI = re.compile(r"""^\{%-?[ \t]*openapi(?:-operation)?\b""")
 _ARGUMENT = re.compile(r"""\b(path|method)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
@@ -25,9 +28,15 @@ _PERCENTS = re.compile(r"%%")
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]+\](?::[ \t]*)?")
 _EMBED = re.compile(r"!\[\[[^\]\n]{0,1000}\]\]")
 _WIKILINK = re.compile(r"\[\[([^\]|\n]{0,1000})(?:\|([^\]\n]{0,1000}))?\]\]")
-_BRACKETED = r"\[((?:(?!\n[ \t]*\n)[^\[\]]|\[[^\[\]\n]{0,500}\]){0,1000})\]"
+_CODE_OR_BACKTICK = r"`[^`\n]{1,500}`|`(?![^`\n]{1,500}`)"
+"""In a link's text, a code span (its brackets are code: ``[`[[links]]` to pages](u)``), else a
+lone backtick (text): one way to read each backtick, so a text that is no link fails fast."""
+_BRACKETED = rf"\[((?:(?!\n[ \t]*\n)[^\[\]`]|{_CODE_OR_BACKTICK}|\[[^\[\]\n]{{0,500}}\]){{0,1000}})\]"
+_HUGO_IN_URL = r"\{\{[<%][^{}\n]{0,500}[>%]\}\}|\{(?!\{[<%])"
+"""A shortcode making a link's URL (``[issues]({{% param _issues %}})``, Hugo), else a brace
+that opens none: one way to read each brace."""
 _DESTINATION = (
-    r"\(\s*(?:<[^>\n]{0,2000}>|(?:[^()\s]|\([^()\s]{0,500}\)){0,2000})"
+    rf"\(\s*(?:<[^>\n]{{0,2000}}>|(?:[^()\s{{]|\([^()\s]{{0,500}}\)|{_HUGO_IN_URL}){{0,2000}})"
     r"(?:\s+(?:\"[^\"]{0,500}\"|'[^']{0,500}'|\([^)]{0,500}\)))?\s*\)"
 )
 _IMAGE = re.compile(rf"!{_BRACKETED}{_DESTINATION}")
@@ -58,13 +67,15 @@ def _first(match: re.Match[str] | None) -> str:
 
 def shortcodes(text: str, start: int, end: int) -> Iterator[Edit]:
     """Hugo ``{{< name … >}}`` / ``{{% name … %}}``: the ``text=``/``title=`` they show, the
-    quoted argument of ``heading``, the term of a ``glossary_tooltip``, else nothing (what
-    they expand to is not in the file)."""
+    argument of ``heading``, the label of a ``tab``, the term of a ``glossary_tooltip``, else
+    nothing (what they expand to is not in the file)."""
     for match in _SHORTCODE.finditer(text, start, end):
         name, arguments = match.group(3), match.group(4)
         shown = _first(_SHORTCODE_TEXT.search(arguments))
         if not shown and name == "heading":
-            shown = _first(_QUOTED.match(arguments))
+            shown = _first(_FIRST_ARGUMENT.match(arguments))
+        elif not shown and name == "tab":  # Docsy: the tab's label, ``{{% tab Make %}}``
+            shown = _first(_TAB_HEADER.search(arguments) or _FIRST_ARGUMENT.match(arguments))
         elif not shown and name == "glossary_tooltip":  # Kubernetes docs: the term, as shown
             shown = _first(_TERM.search(arguments))
         yield Edit(match.start(), match.end(), shown, "shortcode")
