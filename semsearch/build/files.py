@@ -69,8 +69,7 @@ def page_texts(chunks: list[Chunk], records: Mapping[str, FileRecord]) -> list[P
         start, end = record.rows or (0, 0)
         if end > start:
             names = page_names(record.title or "", source, record.front_matter.fields)
-            text = "\n\n".join(chunk.text for chunk in chunks[start:end])
-            pages.append(PageText(names, text, (start, end)))
+            pages.append(PageText(names, tuple(chunk.text for chunk in chunks[start:end]), (start, end)))
     return pages
 
 

@@ -261,10 +261,12 @@ class KeywordIndex:
         """Rows holding every one of ``tokens`` (none when there are none or one is None)."""
         if not tokens or None in tokens:
             return np.empty(0, dtype=np.int64)
-        rows = self._rows_of(tokens[0])
-        for token in tokens[1:]:
-            rows = np.intersect1d(rows, self._rows_of(token))
-        return np.unique(rows)
+        columns = sorted((_sorted(self._rows_of(token)) for token in tokens), key=len)
+        rows = columns[0]
+        for other in columns[1:]:  # the shortest first: each step looks up only what is left
+            found = np.searchsorted(other, rows)
+            rows = rows[(found < len(other)) & (other[np.minimum(found, len(other) - 1)] == rows)]
+        return rows
 
     def save(self, folder: Path, prefix: str = "keywords") -> None:
         files = keyword_files(prefix)
@@ -287,6 +289,11 @@ class KeywordIndex:
         if data.dtype.kind != "f" or not np.isfinite(data).all():  # one pass: a NaN scores nothing
             raise ValueError(f"{files[0]} holds weights that are not finite numbers")
         return cls(data, indices, indptr, vocab, rows, language)
+
+
+def _sorted(rows: np.ndarray) -> np.ndarray:
+    """A column's rows (each once) in order: sorted only when they are not."""
+    return np.sort(rows) if len(rows) > 1 and bool((rows[1:] < rows[:-1]).any()) else rows
 
 
 def build_keyword_index(
@@ -317,7 +324,7 @@ def build_keyword_index(
             marks.setdefault(token, []).append(row)
     tokens = list(first_seen) + list(marks)  # in column order
     order = np.array(sorted(range(len(tokens)), key=tokens.__getitem__), dtype=np.int64)
-    data, indices, indptr = _columns_in_order(*_with_marks(weights, list(marks.values())), order)
+    data, indices, indptr = columns_in_order(*_with_marks(weights, list(marks.values())), order)
     return KeywordIndex(
         data=data,
         indices=indices,
@@ -346,7 +353,7 @@ def _heading_tokens(path: Sequence[str], language: str | None) -> list[str]:
     return list(dict.fromkeys(t for name in names if name and (t := name_token(name, language))))
 
 
-def _columns_in_order(
+def columns_in_order(
     data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, order: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The CSC matrix with column ``j`` taken from column ``order[j]``."""

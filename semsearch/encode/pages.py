@@ -20,13 +20,14 @@ share, so it adapts to the folder.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from semsearch.encode.keywords import KeywordIndex, build_keyword_index, keyword_files, tokenize
+from semsearch.encode.keywords import KeywordIndex, columns_in_order, keyword_files, tokenize
 from semsearch.util.regular import load_array
 
 PAGES_VERSION = 1
@@ -39,10 +40,10 @@ FILES = (*keyword_files(PREFIX), STARTS_FILE, TOPICS_FILE)
 @dataclass(frozen=True)
 class PageText:
     """What a build knows of one page: its names (its title first, then its aliases; none for a
-    page without a title), its text and its rows."""
+    page without a title), its passages' texts and its rows."""
 
     names: tuple[str, ...]
-    text: str
+    texts: tuple[str, ...]
     rows: tuple[int, int]
 
 
@@ -93,7 +94,7 @@ class PageIndex:
 
 def build_page_index(pages: Sequence[PageText], language: str | None) -> PageIndex:
     """The page index of ``pages`` (in row order, none empty), stemmed in ``language``."""
-    keywords = build_keyword_index([" ".join([*page.names, page.text]) for page in pages], language)
+    keywords = page_keywords(pages, language)
     titles = [tokenize(page.names[0], language) if page.names else [] for page in pages]
     mentioned_by: list[np.ndarray] = [
         keywords.rows_with_tokens(sorted(set(tokens))) if tokens else np.empty(0, np.int64)
@@ -108,6 +109,42 @@ def build_page_index(pages: Sequence[PageText], language: str | None) -> PageInd
     topics = (mentions / max(1, len(pages) - 1)).astype(np.float32)
     starts = np.array([page.rows[0] for page in pages] + [pages[-1].rows[1] if pages else 0], dtype=np.int64)
     return PageIndex(keywords, starts, topics, linked / max(1, len(pages)))
+
+
+K1, B = 1.5, 0.75
+"""BM25's constants, as the passages' keyword index has them (``keywords.settings``)."""
+
+
+def page_keywords(pages: Sequence[PageText], language: str | None) -> KeywordIndex:
+    """BM25 over whole pages (Lucene's variant, as bm25s computes it for passages), from each
+    page's token counts, its names and passages tokenized one at a time: a page of a 30 MB file
+    is never one stream of tokens in memory, only its distinct tokens and their counts."""
+    columns: dict[str, int] = {}
+    counted, lengths = [], np.zeros(len(pages), dtype=np.float64)
+    for page, found in enumerate(pages):
+        counts: Counter[int] = Counter()
+        for text in (*found.names, *found.texts):
+            tokens = tokenize(text, language)
+            lengths[page] += len(tokens)
+            counts.update(columns.setdefault(token, len(columns)) for token in tokens)
+        counted.append(counts)
+    column = np.fromiter((c for counts in counted for c in counts), dtype=np.int64)
+    row = np.repeat(np.arange(len(pages), dtype=np.int64), [len(counts) for counts in counted])
+    tf = np.fromiter((n for counts in counted for n in counts.values()), dtype=np.float64)
+    df = np.bincount(column, minlength=len(columns)).astype(np.float64)
+    idf = np.log(1 + (len(pages) - df + 0.5) / (df + 0.5))
+    norm = K1 * ((1 - B) + B * lengths / max(float(lengths.mean()) if len(pages) else 1.0, 1e-9))
+    weight = (idf[column] * tf / (norm[row] + tf)).astype(np.float32)
+    by_column = np.lexsort((row, column))
+    indptr = np.zeros(len(columns) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(column, minlength=len(columns)), out=indptr[1:])
+    tokens = list(columns)
+    order = np.array(sorted(range(len(tokens)), key=tokens.__getitem__), dtype=np.int64)
+    data, indices, indptr = columns_in_order(
+        weight[by_column], row[by_column].astype(np.int32), indptr, order
+    )
+    vocab = {tokens[old]: new for new, old in enumerate(order.tolist())}
+    return KeywordIndex(data, indices, indptr, vocab, len(pages), language)
 
 
 def settings(index: PageIndex) -> dict:

@@ -14,14 +14,14 @@ from semsearch.ingest.tokens import count_tokens
 from semsearch.retrieve.pages import best_two, page_evidence, rescaled
 
 GLOSSARY = PageText(
-    ("Glossary",), "Backlinks: notes linking here. Templates: reused notes. Tags: labels.", (0, 3)
+    ("Glossary",), ("Backlinks: notes linking here.", "Templates: reused notes.", "Tags: labels."), (0, 3)
 )
 PAGES = [
     GLOSSARY,
-    PageText(("Backlinks",), "The backlinks panel lists the notes that link to this one.", (3, 5)),
-    PageText(("Templates",), "A template is a note whose text starts new notes.", (5, 6)),
-    PageText(("Tags",), "Tags label notes; a tag is a word after #.", (6, 8)),
-    PageText((), "A page without a title mentions templates.", (8, 9)),
+    PageText(("Backlinks",), ("The backlinks panel lists the notes that link to this one.",), (3, 5)),
+    PageText(("Templates",), ("A template is a note whose text starts new notes.",), (5, 6)),
+    PageText(("Tags",), ("Tags label notes; a tag is a word after #.",), (6, 8)),
+    PageText((), ("A page without a title mentions templates.",), (8, 9)),
 ]
 
 
@@ -42,7 +42,7 @@ def test_topics_against_brute_force_on_random_folders():
         count = int(rng.integers(2, 9))
         texts = [" ".join(rng.choice(words, int(rng.integers(1, 6)))) for _ in range(count)]
         titles = [" ".join(rng.choice(words, int(rng.integers(1, 3)))) for _ in range(count)]
-        pages = [PageText((t,), x, (i, i + 1)) for i, (t, x) in enumerate(zip(titles, texts, strict=True))]
+        pages = [PageText((t,), (x,), (i, i + 1)) for i, (t, x) in enumerate(zip(titles, texts, strict=True))]
         built = build_page_index(pages, None)
         held = [set(tokenize(f"{t} {x}")) for t, x in zip(titles, texts, strict=True)]
         expected = [
@@ -132,3 +132,28 @@ def test_a_hub_loses_to_the_page_about_the_topic_and_nothing_moves_where_pages_a
     assert (rescaled(cosine) + evidence[page_of_row]).argmax() in (3, 4)
     unlinked = PageIndex(pages.keywords, pages.starts, pages.topics, linked=0.0)
     assert not page_evidence(unlinked, page_of_row, cosine, keywords).any()
+
+
+def test_page_bm25_from_counts_equals_bm25s_over_whole_pages():
+    """The page index counts each page's tokens passage by passage (a huge page is never one token
+    stream in memory); its weights are bm25s's own over the pages written whole."""
+    from semsearch.encode.keywords import build_keyword_index
+    from semsearch.encode.pages import page_keywords
+
+    rng = np.random.default_rng(5)
+    words = ["zwrot", "pieniędzy", "paczka", "kurier", "notatka", "szablon", "graf", "tag", "link"]
+    pages = [
+        PageText(
+            tuple(" ".join(rng.choice(words, 2)) for _ in range(int(rng.integers(0, 2)))),
+            tuple(
+                " ".join(rng.choice(words, int(rng.integers(1, 30)))) for _ in range(int(rng.integers(1, 4)))
+            ),
+            (p, p + 1),
+        )
+        for p in range(12)
+    ]
+    ours = page_keywords(pages, "pl")
+    whole = build_keyword_index([" ".join([*page.names, *page.texts]) for page in pages], "pl")
+    for word in words:
+        tokens = tokenize(word, "pl")
+        assert ours.token_scores(tokens) == pytest.approx(whole.token_scores(tokens), rel=1e-5)
