@@ -73,15 +73,18 @@ class Searcher:
         return np.unique(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
 
     def specific(self, names: Sequence[str]) -> list[str]:
-        """Those of ``names`` (names as code writes them) that fewer than half of the folder's
-        files mention. A name most files mention is the folder's subject (``OpenTelemetry`` in
-        its own docs, in 87 files of 109): a section titled by it, a glossary's entry, is not
-        where a question naming it is answered. Half, because a word in more than half of the
-        documents tells them apart no more (its Robertson-Spärck Jones weight is negative)."""
+        """Those of ``names`` (names as code writes them) that one file mentions, or fewer than
+        half of the folder's files. A name most files mention is the folder's subject
+        (``OpenTelemetry`` in its own docs, in 87 files of 109): a section titled by it, a
+        glossary's entry, is not where a question naming it is answered. Half, because a word in
+        more than half of the documents tells them apart no more (its Robertson-Spärck Jones
+        weight is negative); one file (an API reference written as one page) tells nothing."""
         if self.ranking.subject_names_first:
             return list(names)
         keywords, starts = self.index.keyword_index(), self.index.file_starts()
-        return [name for name in names if 2 * files_among(keywords.rows_with(name), starts) < len(starts)]
+        return [
+            name for name in names if _specific(files_among(keywords.rows_with(name), starts), len(starts))
+        ]
 
     def page_scores(self, question: ParsedQuestion, cosine: np.ndarray) -> np.ndarray | None:
         """What each row gains from its page's evidence (``retrieve.pages``); None for an index
@@ -246,6 +249,11 @@ class Searcher:
         own_baseline = index.gate.baseline(question, query_vector, cosine, allowed, tokens)
         verdict = index.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
         return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed, unmentioned)
+
+
+def _specific(files_mentioning: int, files: int) -> bool:
+    """Whether a name ``files_mentioning`` of the folder's ``files`` mention tells them apart."""
+    return files_mentioning <= 1 or 2 * files_mentioning < files
 
 
 def fuses(mode: str) -> bool:

@@ -99,3 +99,23 @@ def test_a_name_half_the_files_mention_puts_no_headings_rows_first(tmp_path, fak
     rare = searcher.parse("When is SpanProcessor called?")
     api = [row for row, chunk in enumerate(index.chunks) if chunk.source == "api.md"]
     assert searcher.identifier_rows(rare).tolist() == api
+
+
+@pytest.mark.parametrize(
+    ("mentioning", "files", "specific"),
+    [
+        (1, 1, True),
+        (1, 2, True),
+        (2, 2, False),
+        (2, 5, True),
+        (3, 5, False),
+        (4, 9, True),
+        (5, 9, False),
+        (87, 109, False),
+    ],
+)
+def test_a_name_is_specific_in_one_file_or_fewer_than_half(mentioning, files, specific):
+    """An API reference written as one page still has its names put their sections first."""
+    from semsearch.retrieve.searcher import _specific
+
+    assert _specific(mentioning, files) is specific
