@@ -25,7 +25,8 @@ events; a `git checkout` many)."""
 
 def _documents(index: Path):
     """The events worth a rebuild: Markdown files and ignore files, nothing of the index's."""
-    from semsearch.ingest.sources import IGNORE_FILE, MARKDOWN_SUFFIXES
+    from semsearch.ingest.ignorefile import IGNORE_FILE
+    from semsearch.ingest.sources import MARKDOWN_SUFFIXES
 
     index = index.absolute()
 

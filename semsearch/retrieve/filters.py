@@ -26,6 +26,7 @@ import numpy as np
 
 from semsearch.errors import IndexCorruptError, UsageError
 from semsearch.store.records import fields_seen
+from semsearch.util.printable import QUOTED_CHARACTERS, quoted
 
 if TYPE_CHECKING:
     from semsearch.ingest.frontmatter import Scalar, Value
@@ -186,19 +187,22 @@ def allowed_rows(
 
 
 def _matching_paths(files: Mapping[str, FileRecord], paths: Sequence[str], root: Path) -> set[str]:
-    import pathspec
-
-    from semsearch.ingest.patterns import check_patterns  # here: a plain ask has no --path
+    from semsearch.ingest.gitignore import PathPatterns  # here: a plain ask has no --path
+    from semsearch.ingest.patterns import check_patterns
     from semsearch.ingest.sources import docs_relative
 
     check_patterns(paths, "the path pattern")
-    spec = pathspec.GitIgnoreSpec.from_lines([docs_relative(pattern, root) for pattern in paths])
+    spec = PathPatterns([docs_relative(pattern, root) for pattern in paths])
     return {source for source in files if spec.match_file(source)}
 
 
 def _asked(paths: Sequence[str], where: list[Condition]) -> str:
     """The filters as given: ``the path pattern(s) a.md and the condition(s) year>=2024``."""
-    asked = [f"the path pattern(s) {' '.join(paths)}"] if paths else []
+    shown = " ".join(
+        quoted(pattern) if len(pattern) > QUOTED_CHARACTERS else pattern for pattern in paths[:5]
+    )
+    more = f" and {len(paths) - 5:,} more" if len(paths) > 5 else ""
+    asked = [f"the path pattern(s) {shown}{more}"] if paths else []
     asked += [f"the condition(s) {' '.join(str(c) for c in where)}"] if where else []
     return " and ".join(asked)
 
