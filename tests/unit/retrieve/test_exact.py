@@ -24,6 +24,7 @@ WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwro
         ("iPhoneのバッテリーを長持ちさせる方法は？", ["iPhone"]),  # not the whole unspaced question
         ("如何使用fs.readFile读取文件？", ["fs.readFile"]),
         ("\x1b[31mrot\x1b[0m Wie setze ich ein Cookie?", []),  # an escape sequence names nothing
+        ("Czy \x9b31mPAY-517\x9b0m działa?", ["PAY-517"]),  # nor does its 8-bit form (C1 CSI)
     ],
 )
 def test_what_a_question_names_exactly(question, named):
@@ -70,3 +71,15 @@ def test_the_word_beside_the_name_picks_among_rows_holding_the_name():
     ranking[exact] = exact_scores(index, question, cosine)[exact]
     assert rank(ranking, 3, first=exact).tolist()[:2] == [1, 0]
     assert rank(whole, 3, first=exact).tolist()[:2] == [0, 1]
+
+
+def test_an_8_bit_escape_sequence_names_nothing():
+    """``\\x9b31m`` (the C1 CSI) is read as ``\\x1b[31m`` is: "31mVisa" is no name (issue 39)."""
+    plain = ParsedQuestion.parse("Czy Visa działa?", "pl")
+    for escaped in (
+        "Czy \x9b31mVisa\x9b0m działa?",
+        "Czy \x1b[31mVisa\x1b[0m działa?",
+        "Czy \x85Visa\x9c działa?",
+    ):
+        parsed = ParsedQuestion.parse(escaped, "pl")
+        assert (parsed.proper_names, parsed.tokens) == (plain.proper_names, plain.tokens), escaped
