@@ -149,9 +149,9 @@ class Library:
         with self._call() as collection:
             answer = collection.search(question, k, mode=mode, paths=paths, where=where, refresh=refresh)
             self._embedder = collection.embedder  # loaded now: kept across reopens
-            if refresh:  # the index it searched is the one on disk now
+            if refresh and answer.not_refreshed is None:  # the index it searched is the one on disk now
                 self._stamp, self._changed_until = self.store.stamp(), 0.0
-            stale = self._stale(collection)
+            stale = self._stale(collection, answer.not_refreshed)
         return SearchResult(
             answered=answer.answered,
             reason=answer.reason,
@@ -299,15 +299,17 @@ class Library:
             self._changed_until = time.monotonic() + max(STALE_CHECK_SECONDS, 10 * cost)
         return self._changed
 
-    def _stale(self, collection: Collection) -> Stale | None:
+    def _stale(self, collection: Collection, not_refreshed: str | None = None) -> Stale | None:
+        """The files changed since the build, and why a refresh asked for did not happen."""
         changed = self._changed_files(collection)
+        busy = f"could not refresh the index ({not_refreshed}): " if not_refreshed else ""
         if not changed:
-            return None
+            return Stale(files=[], note=f"{busy}results come from the index as it is") if busy else None
         command = command_to_build(collection.index.meta.docs_root, self.path)
         return Stale(
             files=changed[:20],
-            note=f"{len(changed)} file(s) changed since the index was built: results reflect the "
-            f"indexed versions; rebuild with `{command}`",
+            note=f"{busy}{len(changed)} file(s) changed since the index was built: results reflect "
+            f"the indexed versions; rebuild with `{command}`",
         )
 
     def close(self) -> None:

@@ -52,6 +52,9 @@ class Answer:
     """When nothing passed: the passage the gate read (``best_score``'s), below the threshold
     (None when answered or when nothing was ranked), so that a reader can judge how near the
     documents came."""
+    not_refreshed: str | None = None
+    """Why the index was searched as it is though a refresh was asked (another process was
+    writing it); None: refreshed, or none asked."""
 
     @property
     def answered(self) -> bool:
