@@ -32,7 +32,6 @@ import time
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
 
 from semsearch import __version__
 from semsearch.collection import Collection
@@ -55,17 +54,16 @@ from semsearch.store.stores import Store, open_store
 from semsearch.util.printable import safe_line
 
 try:
-    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
-    from pydantic import ValidationError
+    from mcp.types import ToolAnnotations
 except ImportError as exc:  # not installed, or version 1 (no mcpserver)
     raise SemsearchError(
         f"the MCP server needs the mcp package, version 2 or later ({exc}); "
         "install it with `pip install 'semsearch[mcp]'`"
     ) from exc
 
-from semsearch.mcp.arguments import argument_problems, unknown_arguments
+from semsearch.mcp.answering import AnsweringServer
 from semsearch.mcp.pages import page
 from semsearch.mcp.schema import (
     MAX_LISTED_FILES,
@@ -345,31 +343,9 @@ def _instructions(store: Store) -> str:
     )
 
 
-class _Server(MCPServer):
-    """The SDK's server, but a tool refuses arguments it does not take (the SDK drops them in
-    silence) and says in one line what is wrong with an argument (the SDK passes on pydantic's
-    multi-line report). The SDK has no hook for that message: ``call_tool``, which serves every
-    ``tools/call``, is documented to raise ``ToolError`` for arguments that fail validation, with
-    the ``ValidationError`` as its cause, and that error is reworded here."""
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context | None = None
-    ) -> CallToolResult | InputRequiredResult:
-        schema = next((tool.input_schema for tool in await self.list_tools() if tool.name == name), None)
-        if schema is not None and (unknown := unknown_arguments(arguments, schema)):
-            raise ToolError(f"Error executing tool {name}: {unknown}")
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if schema is None or not isinstance(exc.__cause__, ValidationError):
-                raise
-            problems = argument_problems(exc.__cause__, arguments, schema)
-            raise ToolError(f"Error executing tool {name}: {problems}") from exc.__cause__
-
-
 def create_server(library: Library) -> MCPServer:
     """The MCP server offering ``library``'s tools."""
-    server = _Server(
+    server = AnsweringServer(
         "semsearch",
         instructions=_instructions(library.store),
         version=__version__,
