@@ -21,6 +21,7 @@ from semsearch.build.budget import chunk_budget
 from semsearch.build.embedding import Progress, Step, embed_or_reuse
 from semsearch.build.estimate import build_seconds, estimate_basis, still_to_embed
 from semsearch.build.files import file_records, no_text_skipped, outcomes, refreshed_records, skipped_records
+from semsearch.build.progress import progress_within_file
 from semsearch.build.report import BuildReport, Changes
 from semsearch.build.reuse import gate_current, keep_index, keywords_current, reusable_index
 from semsearch.encode.corpus import keyword_index_of
@@ -332,12 +333,14 @@ def _chunk(
                 chunks.append(chunk)
                 rows.append(row)
             continue
+        within = progress_within_file(progress, split, to_split, len(chunks))
         for chunk in chunk_markdown(
             source.text,
             source.relative,
             max_tokens=max_tokens,
             count_tokens=count_tokens,
             fits=lambda text: embedder.passage_tokens(text) <= limit,
+            progress=within,
         ):
             chunks.append(chunk)
             rows.append(by_text.get(embedding_text(chunk)))

@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from semsearch.ingest.markup import clean, code_span_end, document_edits, markup_within
+from semsearch.ingest.markup import BLANK_LINE, clean, code_span_end, document_edits, markup_within
 from semsearch.ingest.markup.edits import Edit
 from semsearch.ingest.markup.meta import other_front_matter, title_of, yaml_title
 from semsearch.ingest.markup.parser import MAX_NESTING, block_parser
+from semsearch.ingest.markup.scan import NextMatch
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -218,6 +219,7 @@ def _add_block(
 
 _CODE = {"fence", "code_block", "math_block", "amsmath"}
 _COMMENT = re.compile(r"<!---?>|<!--[\s\S]*?-->")
+_COMMENT_CLOSE = re.compile("-->")
 _MARKDOWN_SCAN = re.compile(r"\\[\s\S]|`+|<!--")
 _HTML_SCAN = re.compile(r"<!--")
 _SPACES = re.compile(r"[ \t]*")
@@ -253,15 +255,19 @@ def _comment_spans(
 def _comments_in(text: str, start: int, end: int, scan: re.Pattern[str]) -> list[tuple[int, int]]:
     """Comments in ``text[start:end]``, skipping code spans and backslash escapes that ``scan`` finds."""
     comments = []
+    closers = NextMatch(_COMMENT_CLOSE, text, end)  # one search per closer: 20,000 "<!--" stay linear
+    blank_lines = NextMatch(BLANK_LINE, text, end)
     while (found := scan.search(text, start, end)) is not None:
         start = found.end()
         if found.group() == "<!--":
+            if closers.at_or_after(found.start() + 2) is None:
+                break  # no "-->" left: no later comment closes either
             comment = _COMMENT.match(text, found.start(), end)
             if comment is not None:
                 comments.append(comment.span())
                 start = comment.end()
         elif found.group().startswith("`"):
-            start = code_span_end(text, found, end) or start
+            start = code_span_end(text, found, end, blank_lines) or start
     return comments
 
 
