@@ -123,6 +123,19 @@ def _plain_inline(markdown: str) -> str:
     return " ".join("".join(parts or [markdown]).split())
 
 
+_PLAIN_TITLE = re.compile(r"(?!import\b|export\b)[^\\`*_\[\]<>!?&~{}:=^+%$|#/@\x00-\x1f]*")
+"""A heading with none of the characters markup starts with (nor a line a rule reads as a
+statement): read as it is, its spaces collapsed. A million headings had each run every flavour
+rule and the inline parser (``tests/unit/ingest/test_markup.py`` holds them to the same titles)."""
+
+
+def heading_title(markdown: str) -> str:
+    """A heading's text as a reader sees it: no markup, no comments, spaces collapsed."""
+    if _PLAIN_TITLE.fullmatch(markdown):
+        return " ".join(markdown.split())
+    return _plain_inline(clean(markdown))
+
+
 def is_mdx(source: str) -> bool:
     """Whether the file ``source`` (a path) is read as MDX."""
     return source.lower().endswith(".mdx")
@@ -161,7 +174,7 @@ def parse_markdown(text: str, mdx: bool = False) -> ParsedDocument:
         elif token.type == "heading_open":
             level = int(token.tag[1])
             titled = titled or level == 1
-            title = _plain_inline(clean(tokens[i + 1].content))
+            title = heading_title(tokens[i + 1].content)
             while stack and stack[-1][0] >= level:
                 stack.pop()
             if title:
