@@ -32,51 +32,6 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_watch_rebuilds_when_a_markdown_file_changes_and_only_then(tmp_path):
-    docs = tmp_path / "docs"
-    index = tmp_path / "index"
-    write(docs / "zwroty.md", "# Zwroty\n\n## Termin\n\nNa zwrot masz 14 dni od dostawy.\n")
-    built = subprocess.run(
-        [SEMSEARCH, "build", docs, "--index", index, "--model", FAKE_MODEL], env=ENV, capture_output=True
-    )
-    assert built.returncode == 0, built.stderr
-    watcher = subprocess.Popen(
-        [SEMSEARCH, "watch", docs, "--index", index, "-q"],
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        # Ctrl-C as a terminal gives it, even when the suite runs as a background job (a shell
-        # starts those with SIGINT ignored, which a child inherits: Python then never turns it
-        # into KeyboardInterrupt, and the watch ran on after the test's SIGINT).
-        preexec_fn=_default_sigint,
-    )
-    try:
-        assert next_line(watcher).startswith("Up to date"), watcher.stderr.read() if watcher.poll() else ""
-        time.sleep(1)  # the watch starts
-        write(docs / "rowery.md", "# Rowery\n\nRower elektryczny oddasz w oryginalnym kartonie.\n")
-        assert next_line(watcher).startswith("Indexed 2 files into 2 chunks")
-        assert next_line(watcher, seconds=3) == ""  # the rebuild's own writes: no build after it
-        asked = subprocess.run(
-            [SEMSEARCH, "ask", "rower elektryczny karton", "--index", index, "--json", "--min-score", "-1"],
-            env=ENV,
-            capture_output=True,
-            text=True,
-        )
-        assert json.loads(asked.stdout)["results"][0]["file_line"].endswith("rowery.md:3"), asked.stderr
-        (docs / "notes.txt").write_text("not Markdown", encoding="utf-8")
-        assert next_line(watcher, seconds=3) == ""  # not a document: nothing to do
-    finally:
-        watcher.send_signal(signal.SIGINT)
-        try:
-            _, stderr = watcher.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            watcher.kill()
-            _, stderr = watcher.communicate()
-            pytest.fail(f"the watch did not stop within 60 s of Ctrl-C; it said: {stderr}")
-    assert watcher.returncode == 130 and "Traceback" not in stderr, stderr
-
-
 class Watcher:
     """``semsearch watch DOCS`` in a child process, stopped with Ctrl-C at the end of the block."""
 
@@ -92,6 +47,9 @@ class Watcher:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # Ctrl-C as a terminal gives it, even when the suite runs as a background job (a shell
+            # starts those with SIGINT ignored, which a child inherits: Python then never turns it
+            # into KeyboardInterrupt, and the watch ran on after the test's SIGINT).
             preexec_fn=_default_sigint,
         )
 
@@ -118,6 +76,25 @@ class Watcher:
             _, stderr = self.process.communicate()
             pytest.fail(f"the watch did not stop within 60 s of Ctrl-C; it said: {stderr}")
         assert self.process.returncode == 130 and "Traceback" not in stderr, stderr
+
+
+def test_watch_rebuilds_when_a_markdown_file_changes_and_only_then(tmp_path):
+    docs = tmp_path / "docs"
+    index = tmp_path / "index"
+    write(docs / "zwroty.md", "# Zwroty\n\n## Termin\n\nNa zwrot masz 14 dni od dostawy.\n")
+    with Watcher(docs, index) as watcher:
+        write(docs / "rowery.md", "# Rowery\n\nRower elektryczny oddasz w oryginalnym kartonie.\n")
+        assert watcher.said().startswith("Indexed 2 files into 2 chunks")
+        assert watcher.said(seconds=3) == ""  # the rebuild's own writes: no build after it
+        asked = subprocess.run(
+            [SEMSEARCH, "ask", "rower elektryczny karton", "--index", index, "--json", "--min-score", "-1"],
+            env=ENV,
+            capture_output=True,
+            text=True,
+        )
+        assert json.loads(asked.stdout)["results"][0]["file_line"].endswith("rowery.md:3"), asked.stderr
+        (docs / "notes.txt").write_text("not Markdown", encoding="utf-8")
+        assert watcher.said(seconds=3) == ""  # not a document: nothing to do
 
 
 def _folder_of_two(docs: Path) -> None:
