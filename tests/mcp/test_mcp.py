@@ -859,18 +859,25 @@ LONG_ARGUMENTS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def one_file_index(tmp_path_factory) -> Path:
+    from tests.helpers import HashingEmbedder
+
+    folder = tmp_path_factory.mktemp("one_file")
+    write(folder / "docs" / "zwroty.md", "# Zwroty\n\nZwrot pieniędzy w ciągu 14 dni.\n")
+    build_index(folder / "docs", folder / "index", embedder=HashingEmbedder())
+    return folder / "index"
+
+
 @pytest.mark.parametrize(("tool", "arguments"), LONG_ARGUMENTS, ids=range(len(LONG_ARGUMENTS)))
-def test_an_error_quotes_a_long_argument_cut_short(tmp_path, fake_embedder, tool, arguments):
+def test_an_error_quotes_a_long_argument_cut_short(one_file_index, fake_embedder, tool, arguments):
     import anyio
     from mcp.server.mcpserver.exceptions import ToolError
 
     from semsearch.mcp import server as mcp_server
     from semsearch.mcp.server import Library
 
-    docs, index = tmp_path / "docs", tmp_path / "index"
-    write(docs / "zwroty.md", "# Zwroty\n\nZwrot pieniędzy w ciągu 14 dni.\n")
-    build_index(docs, index, embedder=fake_embedder)
-    library = Library(index, embedder=fake_embedder)
+    library = Library(one_file_index, embedder=fake_embedder)
     server = mcp_server.create_server(library)
 
     async def call() -> str:
