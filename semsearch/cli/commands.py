@@ -251,9 +251,7 @@ def ask(
     warn_of_options_in(ctx, question, notes)
     question = " ".join(question)
     with Collection(_index(index, notes=notes), model=model) as collection:
-        if refresh:
-            _refresh(collection, notes)
-        else:
+        if not refresh or not _refresh(collection, notes):
             render.stale_warning(collection.changed_files(), collection.index, notes)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
@@ -288,14 +286,22 @@ def ask(
         raise typer.Exit(EXIT_NO_ANSWER)
 
 
-def _refresh(collection, notes: terminal.Notes) -> None:
-    """``ask --refresh``: the index brought up to date, with a build's progress (stderr)."""
+def _refresh(collection, notes: terminal.Notes) -> bool:
+    """``ask --refresh``: the index brought up to date, with a build's progress (stderr). While
+    another process writes the index, the question is answered from the index as it is, with a
+    warning (False), as a plain ``ask`` would answer it then."""
     from semsearch.cli.render import build as render_build
+    from semsearch.errors import IndexBusyError
 
-    with terminate_as_interrupt(), render_build.build_progress(disable=notes.quiet) as progress:
-        report = collection.refresh(render_build.after_reading(progress))
+    try:
+        with terminate_as_interrupt(), render_build.build_progress(disable=notes.quiet) as progress:
+            report = collection.refresh(render_build.after_reading(progress))
+    except IndexBusyError as busy:
+        notes.warning(f"could not refresh the index: {busy}; answering from the index as it is")
+        return False
     if not report.up_to_date:
         render_build.refresh_note(report, notes)
+    return True
 
 
 @app.command(epilog=epilog("info"))

@@ -32,7 +32,6 @@ import time
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
 
 from semsearch import __version__
 from semsearch.collection import Collection
@@ -55,17 +54,16 @@ from semsearch.store.stores import Store, open_store
 from semsearch.util.printable import safe_line
 
 try:
-    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
-    from pydantic import ValidationError
+    from mcp.types import ToolAnnotations
 except ImportError as exc:  # not installed, or version 1 (no mcpserver)
     raise SemsearchError(
         f"the MCP server needs the mcp package, version 2 or later ({exc}); "
         "install it with `pip install 'semsearch[mcp]'`"
     ) from exc
 
-from semsearch.mcp.arguments import argument_problems, unknown_arguments
+from semsearch.mcp.answering import AnsweringServer
 from semsearch.mcp.pages import page
 from semsearch.mcp.schema import (
     MAX_LISTED_FILES,
@@ -149,9 +147,9 @@ class Library:
         with self._call() as collection:
             answer = collection.search(question, k, mode=mode, paths=paths, where=where, refresh=refresh)
             self._embedder = collection.embedder  # loaded now: kept across reopens
-            if refresh:  # the index it searched is the one on disk now
+            if refresh and answer.not_refreshed is None:  # the index it searched is the one on disk now
                 self._stamp, self._changed_until = self.store.stamp(), 0.0
-            stale = self._stale(collection)
+            stale = self._stale(collection, answer.not_refreshed)
         return SearchResult(
             answered=answer.answered,
             reason=answer.reason,
@@ -299,15 +297,17 @@ class Library:
             self._changed_until = time.monotonic() + max(STALE_CHECK_SECONDS, 10 * cost)
         return self._changed
 
-    def _stale(self, collection: Collection) -> Stale | None:
+    def _stale(self, collection: Collection, not_refreshed: str | None = None) -> Stale | None:
+        """The files changed since the build, and why a refresh asked for did not happen."""
         changed = self._changed_files(collection)
+        busy = f"could not refresh the index ({not_refreshed}): " if not_refreshed else ""
         if not changed:
-            return None
+            return Stale(files=[], note=f"{busy}results come from the index as it is") if busy else None
         command = command_to_build(collection.index.meta.docs_root, self.path)
         return Stale(
             files=changed[:20],
-            note=f"{len(changed)} file(s) changed since the index was built: results reflect the "
-            f"indexed versions; rebuild with `{command}`",
+            note=f"{busy}{len(changed)} file(s) changed since the index was built: results reflect "
+            f"the indexed versions; rebuild with `{command}`",
         )
 
     def close(self) -> None:
@@ -343,31 +343,9 @@ def _instructions(store: Store) -> str:
     )
 
 
-class _Server(MCPServer):
-    """The SDK's server, but a tool refuses arguments it does not take (the SDK drops them in
-    silence) and says in one line what is wrong with an argument (the SDK passes on pydantic's
-    multi-line report). The SDK has no hook for that message: ``call_tool``, which serves every
-    ``tools/call``, is documented to raise ``ToolError`` for arguments that fail validation, with
-    the ``ValidationError`` as its cause, and that error is reworded here."""
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context | None = None
-    ) -> CallToolResult | InputRequiredResult:
-        schema = next((tool.input_schema for tool in await self.list_tools() if tool.name == name), None)
-        if schema is not None and (unknown := unknown_arguments(arguments, schema)):
-            raise ToolError(f"Error executing tool {name}: {unknown}")
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if schema is None or not isinstance(exc.__cause__, ValidationError):
-                raise
-            problems = argument_problems(exc.__cause__, arguments, schema)
-            raise ToolError(f"Error executing tool {name}: {problems}") from exc.__cause__
-
-
 def create_server(library: Library) -> MCPServer:
     """The MCP server offering ``library``'s tools."""
-    server = _Server(
+    server = AnsweringServer(
         "semsearch",
         instructions=_instructions(library.store),
         version=__version__,
