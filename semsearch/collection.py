@@ -34,6 +34,7 @@ from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
 from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher
+from semsearch.retrieve.summary import IndexSummary, summarize
 from semsearch.store.location import QdrantLocation, parse_location
 from semsearch.store.records import CalibratedRecord
 
@@ -175,6 +176,13 @@ class Collection:
             if progress:
                 progress(len(judged), len(questions))
         return judged
+
+    def summary(self, verify: bool = False) -> IndexSummary:
+        """What the index holds and how its gate was set (``info``, MCP's ``index_info``);
+        ``verify``: read every chunk first, so that a damaged index is an error, not "up to date"."""
+        if verify:
+            self.index.verify()
+        return summarize(self.index)
 
     def passage(self, row: int) -> Chunk:
         """The passage at ``row`` of the index (a ``Ranked``'s row)."""

@@ -310,14 +310,15 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
 
     The model, files, chunks and front-matter fields, and the files changed since the build."""
     from semsearch.cli.render import info as render_info
-    from semsearch.retrieve.opening import load_index
+    from semsearch.collection import Collection
 
-    loaded = load_index(_index(index))
-    loaded.verify()  # "up to date" must not be said of a damaged index
+    with Collection(_index(index)) as collection:
+        summary = collection.summary(verify=True)  # "up to date" must not be said of a damaged index
+        changed = collection.changed_files()
     if as_json:
-        render.print_json(render_info.info_json(loaded))
+        render.print_json(render_info.info_json(summary, changed))
     else:
-        render_info.print_info(loaded)
+        render_info.print_info(summary, changed)
 
 
 @app.command("eval", epilog=epilog("eval"))

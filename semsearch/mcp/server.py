@@ -47,7 +47,6 @@ from semsearch.errors import (
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.hints import command_to_build, message
 from semsearch.ingest.sources import docs_relative
-from semsearch.store.file_records import fields_seen, fields_unread, with_text, without_text
 from semsearch.store.location import Location, QdrantLocation, parse_location
 from semsearch.store.passages import file_chunks, in_lines, in_section
 from semsearch.store.stores import Store, open_store
@@ -208,12 +207,10 @@ class Library:
 
     def index_info(self) -> IndexInfo:
         with self._call() as collection:
-            index = collection.index
-            meta = index.meta
-            files, empty = with_text(meta.files), without_text(meta.files)
+            summary = collection.summary()
             changed = self._changed_files(collection, fresh=True)
             stale = self._stale(collection)
-        calibrated = meta.calibrated
+        calibrated = summary.calibrated
         if calibrated is not None:
             origin = f"calibrated with `semsearch eval --calibrate` ({calibrated.method})"
         else:
@@ -221,19 +218,19 @@ class Library:
         origin += f"; a passage must beat the question's baseline: {BASELINE_IN_WORDS}"
         return IndexInfo(
             index=str(self.path),
-            docs_folder=meta.docs_root,
-            files=len(files),
-            file_names=files[:MAX_LISTED_FILES],
-            without_text=empty[:MAX_LISTED_FILES],
-            chunks=len(index.chunks),
-            model=index.model,
-            margin=round(index.gate.margin, 4),
+            docs_folder=summary.docs_root,
+            files=len(summary.files),
+            file_names=summary.files[:MAX_LISTED_FILES],
+            without_text=summary.without_text[:MAX_LISTED_FILES],
+            chunks=summary.chunks,
+            model=summary.model.spec,
+            margin=round(summary.margin, 4),
             margin_origin=origin,
-            built_at=meta.built_at,
-            semsearch_version=meta.semsearch_version,
+            built_at=summary.built_at,
+            semsearch_version=summary.semsearch_version,
             changed_files=changed[:MAX_LISTED_FILES],
-            front_matter_fields=fields_seen(meta.files) if index.front_matter_recorded else None,
-            front_matter_unread=fields_unread(meta.files)[:MAX_LISTED_FILES],
+            front_matter_fields=summary.front_matter,
+            front_matter_unread=summary.front_matter_unread[:MAX_LISTED_FILES],
             stale=stale,
         )
 
