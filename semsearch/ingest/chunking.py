@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain, pairwise
+from typing import Any
 
 from semsearch.ingest.chunk import PATH_SEPARATOR, Chunk
 from semsearch.ingest.frontmatter import normalize_newlines
@@ -226,25 +227,9 @@ class ChunkedDocument:
     title: str
 
 
-def chunk_markdown(
-    text: str,
-    source: str,
-    *,
-    max_tokens: int,
-    count_tokens: TokenCounter,
-    fits: TextFits | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> list[Chunk]:
-    """Chunk one Markdown document. ``text`` is the file's content, ``source`` its relative path.
-
-    ``count_tokens`` measures the budget on the embedded text (heading path + chunk text);
-    ``fits`` is an extra check every embedded text must pass (the model's own input limit);
-    ``progress`` is told the chunks so far at each section and each chunk (a file of 30 MB
-    takes minutes: a build shows it going).
-    """
-    return chunk_document(
-        text, source, max_tokens=max_tokens, count_tokens=count_tokens, fits=fits, progress=progress
-    ).chunks
+def chunk_markdown(text: str, source: str, **options: Any) -> list[Chunk]:
+    """The chunks of one Markdown document (``chunk_document`` without its title)."""
+    return chunk_document(text, source, **options).chunks
 
 
 def chunk_document(
@@ -256,7 +241,14 @@ def chunk_document(
     fits: TextFits | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ChunkedDocument:
-    """``chunk_markdown``, with the document's title."""
+    """Chunk one Markdown document, and tell its title. ``text`` is the file's content, ``source``
+    its relative path.
+
+    ``count_tokens`` measures the budget on the embedded text (heading path + chunk text);
+    ``fits`` is an extra check every embedded text must pass (the model's own input limit);
+    ``progress`` is told the chunks so far at each section and each chunk (a file of 30 MB
+    takes minutes: a build shows it going).
+    """
     if max_tokens < 16:
         raise ValueError("max_tokens must be at least 16")
     text = normalize_newlines(text)
