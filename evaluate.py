@@ -1,4 +1,5 @@
-"""Measure search quality on the sample corpus: the same evaluation as `semsearch eval`.
+"""Measure search quality on the sample corpus: the same evaluation as `semsearch eval`, passage-level
+(the right passage: the one holding the labelled answer; README's table also gives file-level figures).
 
 python evaluate.py                      # tests/data/docs_questions.jsonl against index/
 python evaluate.py QUESTIONS --index DIR [--json] [--calibrate]

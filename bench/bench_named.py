@@ -1,7 +1,7 @@
 """Names the folder never mentions, per set (``retrieve.names``): what the gate refuses for names
 written as code (``PAY-999``, ``ActionMailer``: ``names.all_unheld``; each answerable question
 refused is a loss); which questions get the note "Not found in the searched documents" for
-names written as words (``DHL``, ``Revolut Pay``: ``Index.names_unmentioned``), answerable (a
+names written as words (``DHL``, ``Revolut Pay``: ``named.names_unmentioned``), answerable (a
 note about a name the folder does cover, under a right answer) and not; and the gate's answered
 and refused shares, through ``Index.judge``.
 
@@ -27,8 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ranking_sets import SETS, CachedModel, Case, load_case  # noqa: E402
 
-from semsearch.evaluation.quality import Question  # noqa: E402
+from semsearch.evaluation.questions import Question  # noqa: E402
 from semsearch.gate.decision import GATE_DEPTH  # noqa: E402
+from semsearch.retrieve.searcher import Searcher  # noqa: E402
 
 NAMES_FILE = Path(__file__).resolve().parent / "data" / "unmentioned_names.jsonl"
 
@@ -43,13 +44,13 @@ def unmentioned(name: str) -> list[Question]:
 def measure(case: Case, extra: list[Question], model: CachedModel) -> list[dict]:
     """Per question: its group, whether the gate answered it, refused it for names written as
     code, and the names written as words it is told the folder never mentions."""
-    index = case.index
+    searcher = Searcher(case.index)
     vectors = case.vectors
     if extra:
         vectors = np.vstack([vectors, model.embed_queries([q.question for q in extra])])
     found = []
     for question, vector in zip(case.questions + extra, vectors, strict=True):
-        judged = index.judge(question.question, vector, GATE_DEPTH)
+        judged = searcher.judge(question.question, vector, GATE_DEPTH)
         group = "answerable" if question.answerable else question.kind
         found.append(
             {

@@ -58,6 +58,7 @@ def _synthetic(rows: int) -> tuple:
 
 def case_synthetic(work: Path, rows: int, repeat: int) -> None:
     from semsearch.retrieve.opening import load_index
+    from semsearch.retrieve.searcher import Searcher
     from semsearch.store.stores import open_store
 
     print(f"1. a synthetic index of {rows:,} chunks × 384: write, read, one question in memory")
@@ -79,10 +80,11 @@ def case_synthetic(work: Path, rows: int, repeat: int) -> None:
             f"{name}: open (read and check)",
             f"{median_seconds(lambda w=where: load_index(w), min(repeat, 3)):.3f} s",
         )
-        index = load_index(where)
-        seconds = median_seconds(lambda i=index: i.ranked("temat 5", query, 10, mode="dense"), repeat)
+        searcher = Searcher(load_index(where))
+        question = searcher.parse("temat 5")
+        seconds = median_seconds(lambda s=searcher, q=question: s.ranked(q, query, 10, mode="dense"), repeat)
         line(f"{name}: one dense question, top 10, in memory", f"{seconds * 1000:.1f} ms")
-        found[name] = [r.row for r in index.ranked("temat 5", query, 10, mode="dense")]
+        found[name] = [r.row for r in searcher.ranked(question, query, 10, mode="dense")]
     line("the same top 10 on both", str(found["folder"] == found["qdrant"]))
 
 

@@ -11,8 +11,8 @@ the same chunks, on every set with questions; then ranking candidates, each on e
 Figures per set, over its answerable questions: doc@1 (the first result is in a right file),
 doc@3 (a right file among the first three distinct files of the ranking), chunk@1 (the first
 result is the right chunk strictly: a right file and the labelled answer text in it; the
-cooking set is labelled by file only, so there chunk@1 is doc@1). The previous default fused
-BM25 only into questions naming something exact (``previous_default``). Candidates are shown as
+cooking set is labelled by file only, so there chunk@1 is doc@1). The previous default is the
+default before this round's page evidence (``ranking_candidates.PREVIOUS``). Candidates are shown as
 the change against the default (+won/-lost questions on doc@1). Which sets are tuned on and which
 only reported on: `ranking_sets.py`. Indexes and embeddings are cached under $RANK_WORK.
 """
@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ranking_candidates import (  # noqa: E402
+    PREVIOUS,
     candidates,
-    previous_default,
     rows_default,
     rows_plain_cosine,
     rows_previous,
@@ -40,24 +40,39 @@ from ranking_candidates import (  # noqa: E402
 from ranking_sets import SETS, TUNE, CachedModel, Case, load_case  # noqa: E402
 
 import semsearch.gate.decision as decision_module  # noqa: E402
-from semsearch.evaluation.quality import evaluate, is_hit  # noqa: E402
+from semsearch.collection import Collection  # noqa: E402
+from semsearch.evaluation.files import first_relevant, ndcg, ranked_files  # noqa: E402
+from semsearch.evaluation.quality import evaluate  # noqa: E402
+from semsearch.evaluation.questions import is_hit  # noqa: E402
 from semsearch.gate.decision import read_passage  # noqa: E402
 from semsearch.retrieve.answer import Ranked  # noqa: E402
+from semsearch.retrieve.named import named_rows  # noqa: E402
 from semsearch.retrieve.names import all_unheld  # noqa: E402
+from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher  # noqa: E402
 
 
 def outcomes(case: Case, rows_of) -> dict[str, np.ndarray]:
-    """Per answerable question: right file first, in the first 3 files, right chunk first."""
-    doc1, doc3, chunk1 = [], [], []
+    """Per answerable question: right file first, in the first 3 files, right chunk first, and
+    the file-level reciprocal rank and nDCG@5 (``evaluation.files``, as ``eval`` reports them)."""
+    doc1, doc3, chunk1, mrr, ndcg5 = [], [], [], [], []
     for i in case.answerable:
         question = case.questions[i]
         rows = rows_of(case, i)
-        files = list(dict.fromkeys(case.index.chunks[int(r)].source for r in rows))
+        files = ranked_files(case.index.chunks[int(r)].source for r in rows)
         right = set(question.sources)
         doc1.append(bool(files) and files[0] in right)
         doc3.append(bool(right.intersection(files[:3])))
         chunk1.append(len(rows) > 0 and is_hit(question, case.index.chunks[int(rows[0])]))
-    return {"doc@1": np.array(doc1), "doc@3": np.array(doc3), "chunk@1": np.array(chunk1)}
+        rank = first_relevant(files, question.sources)
+        mrr.append(1 / rank if rank else 0.0)
+        ndcg5.append(ndcg(files, question.sources, question.partial))
+    return {
+        "doc@1": np.array(doc1),
+        "doc@3": np.array(doc3),
+        "chunk@1": np.array(chunk1),
+        "mrr": np.array(mrr),
+        "ndcg@5": np.array(ndcg5),
+    }
 
 
 def figures(found: dict[str, np.ndarray]) -> dict[str, float]:
@@ -83,6 +98,19 @@ def base_table(cases: list[Case], base: dict) -> list[str]:
             for m in ("doc@1", "doc@3", "chunk@1")
         ]
         lines.append(f"| {case.name} | {case.split} | {len(case.answerable)} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def file_table(cases: list[Case], base: dict) -> list[str]:
+    """The file-level figures peers publish (Hit@1 is doc@1, Hit@3 doc@3), cosine -> default."""
+    lines = [
+        "| set | split | Hit@1 | Hit@3 | MRR@10 | nDCG@5 | passage@1 |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for case in cases:
+        cos, ours = figures(base[case.name]["cosine"]), figures(base[case.name]["default"])
+        cells = [f"{cos[m]:.3f} → {ours[m]:.3f}" for m in ("doc@1", "doc@3", "mrr", "ndcg@5", "chunk@1")]
+        lines.append(f"| {case.name} ({len(case.answerable)}) | {case.split} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -124,10 +152,15 @@ def changes(case: Case, base: dict) -> list[str]:
     return lines
 
 
-def gate_figures(case: Case, model: CachedModel) -> dict[str, float | None]:
+def gate_figures(
+    case: Case, model: CachedModel, ranking: Ranking = DEFAULT_RANKING
+) -> dict[str, float | None]:
     """Answered, off-topic refused and top-1 through ``semsearch eval``'s own path (``evaluate``:
-    the default ranking, the gate reading ``read_passage``'s choice)."""
-    results = evaluate(case.index, model, case.questions, k=3).results
+    the default ranking unless ``ranking`` says otherwise, the gate reading ``read_passage``'s
+    choice)."""
+    results = evaluate(
+        Collection.opened(case.index, embedder=model, ranking=ranking), case.questions, k=3
+    ).results
     answerable = [r for r in results if r.question.answerable]
     offtopic = [r for r in results if r.question.kind == "offtopic"]
     return {
@@ -142,12 +175,12 @@ def gate_of(case: Case, ranker, depth: int = decision_module.GATE_DEPTH) -> dict
     """Answered and off-topic refused when ``ranker`` orders the passages: ``eval``'s decision
     (``read_passage``, ``Gate.decide``) with the gate reading the first ``depth`` ranked
     passages (1: the first passage alone, as before this round)."""
-    index = case.index
+    index, searcher = case.index, Searcher(case.index)
     answered, refused = [], []
     for i, question in enumerate(case.questions):
         text = question.question
-        parsed = index.parse(text)
-        exact_rows = set(index.identifier_rows(parsed).tolist())
+        parsed = searcher.parse(text)
+        exact_rows = set(searcher.identifier_rows(parsed).tolist())
         rows = [int(row) for row in ranker(case, i)]
         ranked = [Ranked(row, float(case.cosines[i][row]), row in exact_rows) for row in rows]
         kept, decision_module.GATE_DEPTH = decision_module.GATE_DEPTH, depth
@@ -156,7 +189,7 @@ def gate_of(case: Case, ranker, depth: int = decision_module.GATE_DEPTH) -> dict
         finally:
             decision_module.GATE_DEPTH = kept
         baseline = index.gate.baseline(text, case.vectors[i], case.cosines[i].astype(np.float32))
-        unheld = bool(all_unheld(index.named_rows(parsed)))
+        unheld = bool(all_unheld(named_rows(index.keywords, parsed)))
         passes = index.gate.decide(read.score, read.exact, baseline, unheld).answered
         if question.answerable:
             answered.append(passes)
@@ -169,15 +202,13 @@ def gate_of(case: Case, ranker, depth: int = decision_module.GATE_DEPTH) -> dict
 
 
 def gate_table(cases: list[Case], model: CachedModel) -> list[str]:
-    """The gate before (BM25 fused only into questions naming something exact, the gate reading
-    the first passage: ``previous_default``) and after, in one run."""
+    """The gate before this round (``PREVIOUS``) and after, in one run."""
     lines = [
         "| set | split | answered before / after | off-topic refused before / after | top-1 before / after |",
         "| --- | --- | --- | --- | --- |",
     ]
     for case in cases:
-        with previous_default():
-            before = gate_figures(case, model)
+        before = gate_figures(case, model, PREVIOUS)
         after = gate_figures(case, model)
 
         def pair(key: str, before=before, after=after) -> str:
@@ -196,7 +227,7 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true")
     parser.add_argument("--changes", action="store_true", help="questions won and lost, per set")
     parser.add_argument("--only", help="comma-separated set names")
-    parser.add_argument("--match", help="only the candidates whose name holds this")
+    parser.add_argument("--match", help="only the candidates whose name holds one of these (comma-separated)")
     parser.add_argument("--skip", help="leave out the candidates whose name holds this")
     parser.add_argument("--gate", action="store_true", help="the no-answer gate before and after")
     parser.add_argument("--gate-of", help="the gate's figures with this candidate's ranking (or default)")
@@ -221,6 +252,7 @@ def main() -> None:
         for c in cases
     }
     print("\n".join(base_table(cases, base)), flush=True)
+    print("\n" + "\n".join(file_table(cases, base)), flush=True)
     report: dict = {"sets": {c.name: {k: figures(v) for k, v in base[c.name].items()} for c in cases}}
     if args.gate:
         print("\n" + "\n".join(gate_table(cases, model)), flush=True)
@@ -246,7 +278,9 @@ def main() -> None:
         print("| --- |" + " --- |" * len(ordered))
         report["candidates"] = {}
         for name, ranker in candidates(model).items():
-            if (args.match and args.match not in name) or (args.skip and args.skip in name):
+            if (args.match and not any(m in name for m in args.match.split(","))) or (
+                args.skip and args.skip in name
+            ):
                 continue
             found = {c.name: outcomes(c, ranker) for c in ordered}
             print(candidate_row(name, ordered, base, found), flush=True)

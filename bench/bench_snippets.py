@@ -1,111 +1,93 @@
-"""How often a result's snippet shows the answer: the old snippet (the passage's first 320
-characters, whitespace folded) against the new ones (the window around the best sentence or
-line, by keywords or by embedding each sentence), at a similar length.
+"""How often the snippet `ask` prints shows the answer.
 
-For every answerable question of a set, `ask`'s top 3 (hybrid, the index's gate) are searched;
-each shown passage that holds the answer span (casefolded, whitespace folded) counts once, and
-the snippet hits when it holds the whole span too.
+For every answerable question of a set that has a labelled ``answer``, `ask`'s results are
+searched (hybrid, the index's gate, top 3); when the right passage ranks first (as ``eval``
+judges it: the labelled ``source`` and ``answer``), its snippet hits when it holds the whole
+answer text too (casefolded, whitespace folded, Markdown's emphasis and link targets aside: the
+snippet shows the lines as written, the answer is labelled on the text). The figure is the
+share of those questions whose snippet hits; with ``-v`` each miss is printed.
 
-    .venv/bin/python bench/bench_snippets.py INDEX QUESTIONS [INDEX QUESTIONS ...]
+    .venv/bin/python bench/bench_snippets.py [-v] [--room CHARS,LINES] INDEX QUESTIONS [INDEX QUESTIONS ...]
+
+``--room`` gives the first result's snippet that room instead of its own (``snippets.FIRST_CHARS``,
+``FIRST_LINES``): ``--room 320,6`` measures the choice of lines at the other results' room.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import statistics
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from semsearch import Collection  # noqa: E402
-from semsearch.retrieve.snippets import Terms, best_snippet, question_terms  # noqa: E402
+from semsearch.evaluation.questions import Question, is_hit  # noqa: E402
 
-
-def old_snippet(text: str, limit: int = 320) -> str:
-    """The snippet `ask` printed before: whitespace-folded text, cut at a word boundary."""
-    folded = " ".join(text.split())
-    if len(folded) <= limit:
-        return folded
-    cut = folded.rfind(" ", 0, limit)
-    return folded[: cut if cut > limit // 2 else limit].rstrip(" ,;:") + " …"
-
-
-def answers(row: dict) -> list[str]:
-    answer = row["answer"]
-    return [answer] if isinstance(answer, str) else list(answer)
-
-
-def holds(text: str, row: dict) -> bool:
-    return any(fold(answer) in fold(text) for answer in answers(row))
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
+_EMPHASIS = re.compile(r"[*_`~]")
 
 
 def fold(text: str) -> str:
-    return " ".join(text.replace("…", " ").split()).casefold()
+    """Text as compared: links as their text, emphasis marks and "…" gone, spaces folded."""
+    text = _LINK.sub(lambda m: m.group(1) or m.group(2) or "", text.replace("…", " "))
+    return " ".join(_EMPHASIS.sub("", text).split()).casefold()
 
 
-def methods(collection: Collection, question: str) -> dict[str, Terms]:
-    language = collection.index.corpus_language
-    keywords = collection.index.keywords
-    made = {
-        "keywords": question_terms(question, language),
-        "keywords-idf": question_terms(question, language, keywords.idf if keywords else None),
-    }
-    return {name: made[name] for name in METHODS if name in made}
+def questions(path: Path) -> list[Question]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    listed = lambda value: tuple([value] if isinstance(value, str) else value or ())  # noqa: E731
+    return [
+        Question(n, row["question"], listed(row.get("answer")), listed(row.get("source")))
+        for n, row in enumerate(rows, 1)
+        if row.get("answer")
+    ]
 
 
-def measure(index: Path, questions: Path) -> dict:
-    rows = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
-    rows = [r for r in rows if r.get("answer")]
-    counts: dict[str, list] = {}
+def measure(index: Path, path: Path) -> dict:
+    """The questions whose right passage ranks first, how many of their snippets show the
+    answer, the snippets' length and the time each took."""
+    first, shown, chars, seconds = 0, 0, [], []
     with Collection(index) as collection:
-        for row in rows:
-            answer = collection.search(row["question"], 3)
-            for hit in answer.hits:
-                if not holds(hit.text, row):
-                    continue
-                shown = {"old": old_snippet(hit.text)}
-                for name, terms in methods(collection, answer.question).items():
-                    start = time.perf_counter()
-                    made = best_snippet(hit.text, hit.lines[0], terms, end_line=hit.lines[1])
-                    counts.setdefault(f"{name} ms", []).append(time.perf_counter() - start)
-                    shown[name] = made.text
-                for name, text in shown.items():
-                    counts.setdefault(name, []).append(holds(text, row))
-                    lost = holds(shown["old"], row) and not holds(text, row)
-                    if VERBOSE and name == "keywords-idf" and lost:
-                        print(f"MISS {row['question']!r} answer {row['answer']!r}\n{text}\n{terms.weights}\n")
-                    counts.setdefault(f"{name} chars", []).append(len(fold(text)))
-    return counts
+        for question in questions(path):
+            answer = collection.search(question.question, 3)
+            if not answer.hits or not is_hit(question, answer.hits[0].chunk):
+                continue
+            first += 1
+            start = time.perf_counter()
+            snippet = answer.hits[0].snippet(answer.question, *ROOM)
+            seconds.append(time.perf_counter() - start)
+            chars.append(len(fold(snippet.text)))
+            if any(fold(text) in fold(snippet.text) for text in question.answers):
+                shown += 1
+            elif VERBOSE:
+                print(f"MISS {question.question!r}\n  answer {question.answers[0]!r}\n{snippet.text}\n")
+    return {"first": first, "shown": shown, "chars": chars, "seconds": seconds}
 
 
 VERBOSE = "-v" in sys.argv
-METHODS = ("old", "keywords", "keywords-idf")
+ROOM: tuple[int, ...] = ()
 
 
 def main() -> None:
-    import os
-
-    import semsearch.retrieve.snippets
-
-    semsearch.retrieve.snippets.LEAD = float(os.environ.get("LEAD", semsearch.retrieve.snippets.LEAD))
+    global ROOM
     args = [a for a in sys.argv[1:] if a != "-v"]
-    for index, questions in zip(args[::2], args[1::2], strict=True):
-        counts = measure(Path(index), Path(questions))
-        passages = len(counts.get("old", []))
-        print(f"\n{questions}: {passages} shown passages hold the answer")
-        for name in ("old", "keywords", "keywords-idf", "embedding", "idf+embedding"):
-            if name not in counts:
-                continue
-            ms = counts.get(f"{name} ms")
-            timing = f"   {np.median(ms) * 1000:6.1f} ms/passage" if ms else ""
-            print(
-                f"  {name:<14} {np.mean(counts[name]):6.1%}  "
-                f"(mean {np.mean(counts[name + ' chars']):.0f} chars){timing}"
-            )
+    if args[:1] == ["--room"]:
+        ROOM, args = tuple(int(n) for n in args[1].split(",")), args[2:]
+    for index, path in zip(args[::2], args[1::2], strict=True):
+        found = measure(Path(index), Path(path))
+        share = found["shown"] / found["first"] if found["first"] else float("nan")
+        chars = statistics.mean(found["chars"] or [0])
+        milliseconds = 1000 * statistics.median(found["seconds"] or [0])
+        print(
+            f"{path}: {found['shown']}/{found['first']} = {share:.1%} of the questions whose right "
+            f"passage ranks first show the answer in its snippet (mean {chars:.0f} chars, "
+            f"median {milliseconds:.2f} ms a snippet)"
+        )
 
 
 if __name__ == "__main__":

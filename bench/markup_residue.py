@@ -6,7 +6,9 @@ entities, shortcodes, Liquid, wikilinks, callout markers, admonition/tab/div mar
 lists, MDX statements, link URLs... The patterns here are written apart from ``semsearch.ingest.markup``
 (what a reader would call markup), so the count is a check of those rules, not a restatement.
 
-    python bench/markup_residue.py [FOLDER ...]   # default: ../shared/data/*/docs and bench/data/*/docs
+    python bench/markup_residue.py [-v] [FOLDER ...]   # default: ../shared/data/*/docs and bench/data/*/docs
+
+``-v`` prints each residue found: file, chunk lines, kind, the string and the chunk text around it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ KINDS: dict[str, re.Pattern[str]] = {
     "tab marker": re.compile(r"^[\s>]*===[+!]*\s", re.MULTILINE),
     "div marker": re.compile(r"^[\s>]*:::", re.MULTILINE),
     "mdx statement": re.compile(r"^(?:import\s.*\sfrom\s+['\"]|import\s+['\"]|export\s+\w)", re.MULTILINE),
-    "link url": re.compile(r"\]\([^)\s]*\)|^\s*\[[^\]]+\]:\s*\S", re.MULTILINE),
+    "link url": re.compile(r"\]\([^)\s]*\)|^[\s>]*\[[^\]]+\]:\s*\S", re.MULTILINE),
     "front matter": re.compile(r"^\+\+\+\s*$|^(?:title|date|weight|description)\s*[:=]\s*\S", re.MULTILINE),
     "myst target": re.compile(r"^\s*\([\w/.:-]+\)=\s*$", re.MULTILINE),
     "myst role": re.compile(r"\{(?:ref|doc|term|numref|eq|math|code|kbd|abbr|download|sub-ref|py:\w+)\}"),
@@ -123,16 +125,32 @@ def count(text: str, source: str, opened: str = "") -> Counter[str]:
     """Residue per kind in ``text`` (a chunk's text or a heading): each markup-looking string
     outside code that also stands outside code in the file ``source`` (so code a chunk starts
     inside, or ``&lt;b>`` decoded to the ``<b>`` a reader sees, is not residue)."""
+    return Counter(kind for kind, _ in residues(text, source, opened))
+
+
+def residues(text: str, source: str, opened: str = "") -> list[tuple[str, re.Match[str]]]:
+    """The residues ``count`` counts: ``(kind, match)``, the match in ``text`` less its code."""
     shown = prose(text, opened)
-    found: Counter[str] = Counter()
-    for kind, pattern in KINDS.items():
-        found[kind] += sum(match.group() in source for match in pattern.finditer(shown))
-    return +found
+    return [
+        (kind, match)
+        for kind, pattern in KINDS.items()
+        for match in pattern.finditer(shown)
+        if match.group() in source
+    ]
 
 
-def folder_residue(folder: Path, max_tokens: int = 512) -> tuple[Counter[str], Counter[str], int]:
+def _report(where: str, found: list[tuple[str, re.Match[str]]]) -> None:
+    """Each residue of ``found`` (from ``residues``) with 60 characters of text around it."""
+    for kind, match in found:
+        around = match.string[max(0, match.start() - 60) : match.end() + 60]
+        print(f"{where} [{kind}] {match.group()!r}\n    {around!r}")
+
+
+def folder_residue(
+    folder: Path, max_tokens: int = 512, verbose: bool = False
+) -> tuple[Counter[str], Counter[str], int]:
     """Residue in chunk text and in heading paths over every Markdown file under ``folder``,
-    and how many chunks there were."""
+    and how many chunks there were (``verbose``: each residue printed in its context)."""
     from semsearch.ingest.chunking import chunk_markdown
     from semsearch.ingest.tokens import count_tokens
 
@@ -149,9 +167,13 @@ def folder_residue(folder: Path, max_tokens: int = 512) -> tuple[Counter[str], C
             chunks += 1
             # in the prose of its own lines: a chunk starting inside a long code block shows code
             own = "\n".join(lines[chunk.start_line - 1 : chunk.end_line])
-            in_text += count(chunk.text, own, _fence_around(raw, lines, chunk.start_line - 1))
-            for heading in chunk.headings:
-                in_headings += count(heading, titles)
+            found = residues(chunk.text, own, _fence_around(raw, lines, chunk.start_line - 1))
+            in_heading = [residue for heading in chunk.headings for residue in residues(heading, titles)]
+            in_text += Counter(kind for kind, _ in found)
+            in_headings += Counter(kind for kind, _ in in_heading)
+            if verbose:
+                _report(f"{chunk.source}:{chunk.start_line}-{chunk.end_line}", found)
+                _report(f"{chunk.source} heading", in_heading)
     return in_text, in_headings, chunks
 
 
@@ -177,9 +199,9 @@ def raw_sets() -> list[Path]:
     return found + sorted((ROOT / "bench" / "data").glob("*/docs"))
 
 
-def main(folders: list[Path]) -> None:
+def main(folders: list[Path], verbose: bool = False) -> None:
     for folder in folders:
-        in_text, in_headings, chunks = folder_residue(folder)
+        in_text, in_headings, chunks = folder_residue(folder, verbose=verbose)
         print(f"{folder.parent.name}: {chunks} chunks")
         for kind in KINDS:
             if in_text[kind] or in_headings[kind]:
@@ -187,4 +209,5 @@ def main(folders: list[Path]) -> None:
 
 
 if __name__ == "__main__":
-    main([Path(a) for a in sys.argv[1:]] or raw_sets())
+    arguments = [a for a in sys.argv[1:] if a != "-v"]
+    main([Path(a) for a in arguments] or raw_sets(), verbose="-v" in sys.argv[1:])

@@ -1,23 +1,27 @@
-"""Ranking candidates for `bench_ranking.py`. Each gives, for one question, the dense score of
-every chunk that replaces the cosine in semsearch's default pipeline (``Index.ranked``: fusion
-with BM25, passages holding a named code first), so a candidate changes only what it is about.
-Plain cosine, the default itself and the previous default (BM25 fused only into questions naming
-something exact, the gate reading the first passage) are rankers too.
+"""Ranking candidates for `bench_ranking.py`. Each is a ranker, (case, question number) -> rows:
+either semsearch's own pipeline (``Searcher.ranked``: fusion with BM25, page evidence, passages
+holding a named code first) with other weights (``Ranking``), or with another dense score of
+every chunk in place of the cosine, so that a candidate changes only what it is about. Plain
+cosine, the default itself and the previous default (before this round's page evidence) are
+rankers too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from dataclasses import replace
 from functools import cache
 
 import numpy as np
 
 from semsearch.encode.keywords import build_keyword_index, tokenize
 from semsearch.ingest.chunking import Chunk
-from semsearch.retrieve.search import KEYWORD_WEIGHT, top_k
+from semsearch.retrieve.pages import PageWeights
+from semsearch.retrieve.search import top_k
+from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher
 
-DEPTH = 10
+DEPTH = 50
+"""Passages ranked per question: enough for the file-level figures' ten files."""
 Dense = Callable[["object", int], np.ndarray]  # (case, question number) -> a score per chunk
 
 
@@ -26,35 +30,31 @@ def rows_plain_cosine(case, i: int) -> np.ndarray:
     return top_k(case.cosines[i], DEPTH)
 
 
-def rows_default(case, i: int, dense: np.ndarray | None = None) -> np.ndarray:
-    """semsearch's default ranking (hybrid mode), with ``dense`` in place of the cosine."""
-    question = case.index.parse(case.questions[i].question)
+PREVIOUS = Ranking(pages=None, subject_names_first=True)
+"""The default before this round: passages alone, no page evidence, and every name as code writes
+it putting its heading's rows first."""
+
+
+def rows_default(
+    case, i: int, dense: np.ndarray | None = None, ranking: Ranking = DEFAULT_RANKING
+) -> np.ndarray:
+    """semsearch's ranking (hybrid mode) with ``ranking``'s weights (the default's unless given),
+    with ``dense`` in place of the cosine."""
+    searcher = Searcher(case.index, ranking)
+    question = searcher.parse(case.questions[i].question)
     scores = case.cosines[i] if dense is None else dense
-    ranked = case.index.ranked(question, case.vectors[i], DEPTH, cosine=np.asarray(scores, np.float32))
+    ranked = searcher.ranked(question, case.vectors[i], DEPTH, cosine=np.asarray(scores, np.float32))
     return np.array([r.row for r in ranked], dtype=np.int64)
 
 
 def rows_previous(case, i: int) -> np.ndarray:
-    """The default before BM25 was fused into every question: only into those naming
-    something exact (``previous_default``)."""
-    with previous_default():
-        return rows_default(case, i)
+    """The default before this round (``PREVIOUS``)."""
+    return rows_default(case, i, ranking=PREVIOUS)
 
 
-@contextmanager
-def previous_default() -> Iterator[None]:
-    """For the time being, the default as it was before this round: hybrid mode fusing BM25 only
-    into questions naming something exact, and the gate (``Index.judge``: ``ask``, ``eval``)
-    reading the first ranked passage, not ``read_passage``'s choice among the first three."""
-    import semsearch.retrieve.index as index_module
-
-    kept = index_module.keyword_weight, index_module.read_passage
-    index_module.keyword_weight = lambda names_exact: KEYWORD_WEIGHT if names_exact else 0.0
-    index_module.read_passage = lambda ranked: ranked[0] if ranked else None
-    try:
-        yield
-    finally:
-        index_module.keyword_weight, index_module.read_passage = kept
+def weighed(ranking: Ranking) -> Callable:
+    """The default with ``ranking``'s weights: a ranker."""
+    return lambda case, i: rows_default(case, i, ranking=ranking)
 
 
 # --- document-level aggregation -------------------------------------------------------------
@@ -177,32 +177,6 @@ def prf(m: int, beta: float) -> Dense:
     return dense
 
 
-def fusion_weight(weight: float, name: str = "KEYWORD_WEIGHT") -> Callable:
-    """The default with BM25 weighed ``weight`` for the questions naming something exact
-    (``name`` ``KEYWORD_WEIGHT``) or for those in plain words (``PLAIN_KEYWORD_WEIGHT``;
-    both in ``retrieve.search``): a ranker, not a dense score."""
-
-    def rows(case, i: int) -> np.ndarray:
-        with keyword_weight(weight, name):
-            return rows_default(case, i)
-
-    return rows
-
-
-@contextmanager
-def keyword_weight(weight: float, name: str = "KEYWORD_WEIGHT") -> Iterator[None]:
-    """``Index.ranked`` fusing with BM25 weighed ``weight`` (``name``: for the questions naming
-    something exact, or ``PLAIN_KEYWORD_WEIGHT``) for the time being."""
-    import semsearch.retrieve.search as search_module
-
-    kept = getattr(search_module, name)
-    setattr(search_module, name, weight)
-    try:
-        yield
-    finally:
-        setattr(search_module, name, kept)
-
-
 # --- a page's opening chunk against its sections ----------------------------------------------
 
 
@@ -241,12 +215,31 @@ def candidates(model) -> dict[str, Callable]:
     for penalty in (0.002, 0.005, 0.01):
         found[f"page opening chunk less {penalty}"] = opening_penalty(penalty)
     rankers = {name: _ranker(dense) for name, dense in found.items()}
-    rankers["previous default: BM25 fused only into questions naming something exact"] = rows_previous
+    rankers["previous default: no page evidence, names the whole folder mentions first"] = rows_previous
+    rankers["BM25 fused only into questions naming something exact"] = weighed(Ranking(plain_keywords=0.0))
     for weight in (0.2, 0.3, 0.35, 0.45, 0.5, 0.6):
-        rankers[f"plain questions: BM25 weight {weight}"] = fusion_weight(weight, "PLAIN_KEYWORD_WEIGHT")
+        rankers[f"plain questions: BM25 weight {weight}"] = weighed(Ranking(plain_keywords=weight))
     for weight in (0.25, 0.4, 0.6, 0.75, 1.0):
-        rankers[f"exact questions: BM25 weight {weight}"] = fusion_weight(weight)
+        rankers[f"exact questions: BM25 weight {weight}"] = weighed(Ranking(exact_keywords=weight))
+    rankers.update(page_candidates())
     return rankers
+
+
+def page_candidates() -> dict[str, Callable]:
+    """Page evidence (``retrieve.pages``) without each kind, and each weight halved and doubled."""
+    default = PageWeights()
+    found = {
+        "no page evidence": weighed(Ranking(pages=None)),
+        "names the whole folder mentions put their heading's rows first": weighed(
+            Ranking(subject_names_first=True)
+        ),
+    }
+    for kind in ("bm25", "mean", "pair", "topics"):
+        value = getattr(default, kind)
+        for factor, label in ((0.0, "without"), (0.5, "half"), (2.0, "twice")):
+            weights = replace(default, **{kind: value * factor})
+            found[f"page evidence, {kind} {label} ({value * factor:g})"] = weighed(Ranking(pages=weights))
+    return found
 
 
 def _ranker(dense: Dense) -> Callable:

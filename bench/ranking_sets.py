@@ -22,7 +22,7 @@ import numpy as np
 
 from semsearch.build.pipeline import build_index
 from semsearch.encode.embedders import DEFAULT_MODEL, load_embedder
-from semsearch.evaluation.quality import Question, load_questions
+from semsearch.evaluation.questions import Question, load_questions
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import load_index
 
@@ -60,6 +60,13 @@ SETS: dict[str, tuple[Path, list[Path], str]] = {
     "starlight": (
         REPO / "bench/data/starlight-docs/docs",
         [REPO / "bench/data/starlight-docs/questions.jsonl"],
+        REPORT,
+    ),
+    "foam": (SHARED / "foam-docs/docs", [SHARED / "foam-docs/questions.jsonl"], TUNE),
+    "otel-es": (SHARED / "otel-es/docs", [SHARED / "otel-es/questions.jsonl"], REPORT),
+    "react-pl": (
+        REPO / "bench/data/react-pl/docs",
+        [REPO / "bench/data/react-pl/questions.jsonl"],
         REPORT,
     ),
 }

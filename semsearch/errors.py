@@ -74,6 +74,10 @@ class QuestionsError(SemsearchError):
     """A question file for ``eval`` is missing or malformed."""
 
 
+class QuestionsMissingError(QuestionsError):
+    """No question file where ``eval`` looked: its hint says what one holds and how to start one."""
+
+
 class IndexBusyError(SemsearchError):
     """Another build holds the index's lock."""
 

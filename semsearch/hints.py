@@ -14,6 +14,7 @@ from semsearch.errors import (
     IndexCorruptError,
     IndexMissingError,
     MetaUnreadableError,
+    QuestionsMissingError,
     SemsearchError,
 )
 from semsearch.store.location import Location
@@ -51,7 +52,19 @@ def hint(exc: SemsearchError, *, agent: bool = False) -> str | None:
         return "build one with `semsearch build DOCS --index INDEX`"
     if isinstance(exc, IndexChangedError) and not agent:
         return "run the command again"
+    if isinstance(exc, QuestionsMissingError):
+        return QUESTION_FILE
     return None
+
+
+QUESTION_FILE = (
+    'a question file is JSON Lines, a question a line: {"question": "How do I return an item?", '
+    '"source": "returns.md", "answer": "within 14 days"} (source: the file that answers; answer: '
+    "text the passage that answers holds; neither: a question the documents cannot answer); "
+    "`semsearch eval --init` starts one from your documents' headings, and semsearch's source "
+    "has a sample, tests/data/docs_questions.jsonl"
+)
+"""What ``eval`` says when it finds no question file: what a row looks like, and how to start."""
 
 
 def build_command(index: Location | None, unknown_docs: str = "DOCS") -> str:

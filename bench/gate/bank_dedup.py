@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.gate.common import ROOT, SHARED, CachedEmbedder  # noqa: E402
-from semsearch.evaluation.quality import load_questions  # noqa: E402
+from semsearch.evaluation.questions import load_questions  # noqa: E402
 from semsearch.gate.bank import BANK_FILE, near_duplicates, offtopic_bank  # noqa: E402
 
 

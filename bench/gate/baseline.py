@@ -16,13 +16,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.gate.common import REPORTED_ON, TUNED_ON, CachedEmbedder, index_dir, questions_of  # noqa: E402
+from semsearch.collection import Collection  # noqa: E402
 from semsearch.evaluation.quality import _metrics, evaluate  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
 
 
 def measure(name: str, embedder: CachedEmbedder) -> dict:
     index = load_index(index_dir(name))
-    report = evaluate(index, embedder, questions_of(name), k=3)
+    report = evaluate(Collection.opened(index, embedder=embedder), questions_of(name), k=3)
     results = report.results
     off = [r for r in results if r.question.kind == "offtopic"]
     near = [r for r in results if r.question.kind == "near"]

@@ -22,6 +22,7 @@ import sys
 import numpy as np
 
 from bench.ranking_sets import SETS, CachedModel, Case, load_case
+from semsearch.collection import Collection
 from semsearch.evaluation.quality import evaluate
 
 
@@ -54,7 +55,7 @@ def relevances(passages, questions, bank, weight: float) -> tuple[np.ndarray, np
 def today(case: Case, model: CachedModel) -> tuple[np.ndarray, float, float]:
     """The gate's relevance of each question through ``eval``'s own path (the hybrid ranking,
     the passage ``read_passage`` picks, ``Gate.baseline``), and answered / refused at the cut."""
-    results = evaluate(case.index, model, case.questions, k=3).results
+    results = evaluate(Collection.opened(case.index, embedder=model), case.questions, k=3).results
     relevance = np.array([r.relevance for r in results])
     on = [r.passes for r in results if r.question.answerable]
     off = [not r.passes for r in results if r.question.kind == "offtopic"]

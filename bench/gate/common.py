@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from semsearch.encode.embedders import DEFAULT_MODEL, load_embedder
-from semsearch.evaluation.quality import load_questions
+from semsearch.evaluation.questions import load_questions
 
 WORK = Path(os.environ.get("GATE_WORK", "/tmp/gate-work"))
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,11 +17,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.gate.common import SETS, WORK, CachedEmbedder, index_dir, questions_of  # noqa: E402
-from semsearch.evaluation.quality import is_hit  # noqa: E402
+from semsearch.evaluation.questions import is_hit  # noqa: E402
 from semsearch.gate.bank import bank_vectors, offtopic_bank  # noqa: E402
 from semsearch.gate.decision import read_passage  # noqa: E402
 from semsearch.gate.threshold import section_titles  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
+from semsearch.retrieve.searcher import Searcher  # noqa: E402
 
 
 def features(name: str, embedder: CachedEmbedder) -> dict:
@@ -56,7 +57,8 @@ def features(name: str, embedder: CachedEmbedder) -> dict:
     }
     first, first_score, first_exact, ranks = [], [], [], []
     for q, v in zip(questions, qv, strict=True):
-        ranking = index.ranked(index.parse(q.question), v, 10, "hybrid")
+        searcher = Searcher(index)
+        ranking = searcher.ranked(searcher.parse(q.question), v, 10, "hybrid")
         read = read_passage(ranking)  # the passage the gate reads, as ``ask`` and ``eval`` do
         first.append(read.row)
         first_score.append(read.score)

@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from ranking_sets import SETS, WORK, CachedModel, load_case  # noqa: E402
 
 from semsearch.build.pipeline import build_index  # noqa: E402
+from semsearch.collection import Collection  # noqa: E402
 from semsearch.encode.embedders import load_embedder  # noqa: E402
 from semsearch.evaluation.quality import evaluate  # noqa: E402
 from semsearch.ingest.chunking import embedding_text  # noqa: E402
@@ -102,7 +103,7 @@ def measure(name: str, count: int, model: CachedModel) -> dict:
         build_index(work / "docs", work / "index", embedder=memo)
         index = load_index(work / "index")
         own = [q for q in case.questions if q.answerable and set(q.sources) & set(chosen)]
-        results = evaluate(index, memo, own + offtopic, k=3).results
+        results = evaluate(Collection.opened(index, embedder=memo), own + offtopic, k=3).results
         answered += sum(r.passes for r in results if r.question.answerable)
         refused += sum(not r.passes for r in results if not r.question.answerable)
         n_answerable += len(own)

@@ -14,6 +14,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.gate.common import CachedEmbedder, index_dir, questions_of  # noqa: E402
+from semsearch.collection import Collection  # noqa: E402
 from semsearch.evaluation.quality import evaluate  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
 
@@ -23,7 +24,7 @@ if __name__ == "__main__":
     embedder = CachedEmbedder()
     for name in ("poquad", "docs", "en", "cooking"):
         index = load_index(index_dir(name))
-        report = evaluate(index, embedder, questions_of(name), k=3)
+        report = evaluate(Collection.opened(index, embedder=embedder), questions_of(name), k=3)
         groups = {
             "answered": [r for r in report.results if r.question.answerable],
             "rej. near": [r for r in report.results if r.question.kind == "near"],

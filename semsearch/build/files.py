@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from semsearch.encode.pages import PageText
 from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.frontmatter import FrontMatter
+from semsearch.ingest.pages import page_names
 from semsearch.ingest.sources import Skipped, SourceFile
-from semsearch.store.records import FileRecord, SkippedRecord, without_text
+from semsearch.store.file_records import FileRecord, SkippedRecord, without_text
 
 
 @dataclass(frozen=True)
@@ -36,9 +38,13 @@ def row_ranges(chunks: Iterable[Chunk]) -> dict[str, tuple[int, int]]:
 
 
 def file_records(
-    sources: list[SourceFile], chunks: list[Chunk], front_matter: dict[str, FrontMatter]
+    sources: list[SourceFile],
+    chunks: list[Chunk],
+    front_matter: dict[str, FrontMatter],
+    titles: Mapping[str, str] | None = None,
 ) -> dict[str, FileRecord]:
-    """Each file's fingerprint, rows and front matter."""
+    """Each file's fingerprint, rows, front matter and title (``titles``: "" or none for a file
+    without one)."""
     ranges = row_ranges(chunks)
     records = {}
     for source in sources:
@@ -50,8 +56,21 @@ def file_records(
             chunks=end - start,
             rows=(start, end),
             front_matter=front_matter[source.relative],
+            title=(titles or {}).get(source.relative) or None,
         )
     return records
+
+
+def page_texts(chunks: list[Chunk], records: Mapping[str, FileRecord]) -> list[PageText]:
+    """Each file with text as a page (``encode.pages``), in row order: its names (title and
+    aliases), its chunks' text and its rows."""
+    pages = []
+    for source, record in sorted(records.items(), key=lambda item: item[1].rows or (0, 0)):
+        start, end = record.rows or (0, 0)
+        if end > start:
+            names = page_names(record.title or "", source, record.front_matter.fields)
+            pages.append(PageText(names, tuple(chunk.text for chunk in chunks[start:end]), (start, end)))
+    return pages
 
 
 def refreshed_records(

@@ -20,34 +20,46 @@ from semsearch import __version__
 from semsearch.build.budget import chunk_budget
 from semsearch.build.embedding import Progress, Step, embed_or_reuse
 from semsearch.build.estimate import build_seconds, estimate_basis, still_to_embed
-from semsearch.build.files import file_records, no_text_skipped, outcomes, refreshed_records, skipped_records
+from semsearch.build.files import (
+    file_records,
+    no_text_skipped,
+    outcomes,
+    page_texts,
+    refreshed_records,
+    skipped_records,
+)
 from semsearch.build.report import BuildReport, Changes
-from semsearch.build.reuse import gate_current, keep_index, keywords_current, reusable_index
+from semsearch.build.reuse import gate_current, keep_index, keywords_current, pages_current, reusable_index
+from semsearch.build.splitting import split_files
 from semsearch.encode import embedders
 from semsearch.encode.corpus import keyword_index_of
 from semsearch.encode.embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from semsearch.encode.keywords import settings as keyword_settings
+from semsearch.encode.pages import build_page_index
+from semsearch.encode.pages import settings as page_settings
 from semsearch.errors import DocsError
 from semsearch.gate.bank import bank_sha256, bank_vectors
 from semsearch.gate.threshold import GATE, calibrate_with, measure_references
 from semsearch.ingest import markup
-from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk, chunk_markdown, embedding_text
+from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter
+from semsearch.ingest.pages import TITLES_VERSION
 from semsearch.ingest.patterns import check_patterns, list_files
 from semsearch.ingest.sources import Listed, Skipped, SourceFile, read_source, unmatched_excludes
 from semsearch.retrieve.index import Index
 from semsearch.store.built import Built
+from semsearch.store.file_records import FileRecord
 from semsearch.store.journal import Journal
 from semsearch.store.location import Location, parse_location
 from semsearch.store.meta import IndexMeta
 from semsearch.store.records import (
     CalibratedRecord,
     ChunkingRecord,
-    FileRecord,
     KeywordsRecord,
     MarkupRecord,
     ModelRecord,
     OfftopicRecord,
+    PagesRecord,
 )
 from semsearch.store.stores import Store, open_store
 
@@ -57,7 +69,7 @@ CALIBRATION_SURVIVES = 0.10
 
 
 @dataclass
-class _Plan:
+class Plan:
     """What a build starts from: the files read, and what the previous index lets it reuse."""
 
     docs: Path
@@ -79,7 +91,7 @@ class _Plan:
 
     @property
     def vector_source(self) -> Index | None:
-        """The index whose vectors the rows of ``_chunk`` point into."""
+        """The index whose vectors the rows of ``split_files`` point into."""
         return self.previous or self.same_texts
 
 
@@ -90,6 +102,7 @@ def chunking_settings(max_tokens: int) -> ChunkingRecord:
         context="heading path",
         chunker_version=CHUNKER_VERSION,
         markup=MarkupRecord.from_json(markup.APPLIED),
+        titles=TITLES_VERSION,
     )
 
 
@@ -126,7 +139,8 @@ def build_index(
     max_tokens, embedder = chunk_budget(max_tokens, spec, store, embedder)  # before any work
     report_step(Step("finding"))
     excluded: list[str] = []
-    paths, skipped = list_files(docs, excludes, excluded)
+    ignore_warnings: list[str] = []
+    paths, skipped = list_files(docs, excludes, excluded, ignore_warnings)
     report_step(Step("finding", len(paths), len(paths), "files"))
     if not paths:
         kept = f" ({index_dir}/ still holds its last build: remove it if you no longer need it)"
@@ -138,12 +152,14 @@ def build_index(
         plan = _plan(docs, store, paths, skipped, spec, settings, full, report_step)
         plan.report.index_dir = parse_location(index_dir)
         plan.report.excluded = sorted(excluded)
-        plan.report.warnings += [
+        plan.report.warnings += ignore_warnings + [
             f"--exclude {pattern!r} matched no Markdown file or folder"
             for pattern in unmatched_excludes(excludes, excluded)
         ]
         previous = plan.previous
-        current = previous and keywords_current(previous) and gate_current(previous)
+        current = (
+            previous and keywords_current(previous) and gate_current(previous) and pages_current(previous)
+        )
         if current and not plan.report.changes.any:
             records = refreshed_records(previous.meta.files, plan.sources, plan.front_matter)
             if not dry_run:
@@ -152,8 +168,8 @@ def build_index(
             plan.report.up_to_date = True
         else:
             embedder = embedder or load_embedder(spec)
-            chunks, rows = _chunk(plan, embedder, max_tokens, report_step)
-            records = file_records(plan.sources, chunks, plan.front_matter)
+            chunks, rows, titles = split_files(plan, embedder, max_tokens, report_step)
+            records = file_records(plan.sources, chunks, plan.front_matter, titles)
             if dry_run:
                 _estimate(plan, embedder, chunks, rows, time.perf_counter() - started)
             else:
@@ -177,7 +193,7 @@ def _plan(
     settings: ChunkingRecord,
     full: bool,
     progress: Progress,
-) -> _Plan:
+) -> Plan:
     reusable = reusable_index(store, spec, settings, full)
     previous = reusable.index
     old_meta = previous.meta if previous else store.peek_meta()
@@ -211,7 +227,7 @@ def _plan(
         rechunked=reusable.same_texts is not None,
     )
     unchanged = same if previous else set()
-    return _Plan(
+    return Plan(
         docs, store, sources, skipped, previous, old_meta, unchanged, report, front_matter, full,
         same_texts=reusable.same_texts,
     )  # fmt: skip
@@ -230,7 +246,7 @@ def _front_matter(sources: list[SourceFile], previous: Index | None, warnings: l
     return found
 
 
-def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, prepared: float) -> None:
+def _estimate(plan: Plan, embedder: Embedder, chunks: list[Chunk], rows: list, prepared: float) -> None:
     """What a build would embed and resume (``still_to_embed``), and how long it would take on this
     machine now (``estimate``): reading and splitting as long as this dry run did, then the rest."""
     journal = None if plan.full else Journal(plan.store.journal_folder(), embedder.spec, embedder.dim)
@@ -245,7 +261,7 @@ def _estimate(plan: _Plan, embedder: Embedder, chunks: list[Chunk], rows: list, 
 
 
 def _build(
-    plan: _Plan,
+    plan: Plan,
     embedder: Embedder,
     settings: ChunkingRecord,
     excludes: Sequence[str],
@@ -270,6 +286,7 @@ def _build(
     progress(Step("keywords"))
     keywords = keyword_index_of(chunks)
     language = keywords.language
+    pages = build_page_index(page_texts(chunks, records), language)
     calibration = calibrate_with(references, keywords, chunks)
     calibrated = _surviving_calibration(plan, plan.report.embedded + plan.report.resumed, len(chunks))
     meta = IndexMeta(
@@ -287,6 +304,7 @@ def _build(
         margin=calibration.record,
         calibrated=calibrated,
         keywords=KeywordsRecord.from_json(keyword_settings(language)),
+        pages=PagesRecord.from_json(page_settings(pages)),
         offtopic=OfftopicRecord(
             bank_sha256=bank_sha256(),
             questions=len(calibration.offtopic),
@@ -295,14 +313,14 @@ def _build(
         ),
     )
     progress(Step("writing"))
-    built = Built(vectors, chunks, meta, calibration.offtopic, keywords)
+    built = Built(vectors, chunks, meta, calibration.offtopic, keywords, pages)
     plan.store.write(built, incremental=previous is not None)
     journal.discard()
     plan.report.chunks = len(chunks)
     plan.report.margin = calibrated.value if calibrated else calibration.margin
 
 
-def _model_record(plan: _Plan, embedder: Embedder) -> ModelRecord:
+def _model_record(plan: Plan, embedder: Embedder) -> ModelRecord:
     """The model, and what ran it: this build's runtime, or the last one's if this embedded none."""
     runtime = plan.report.runtime
     if plan.report.embedded == 0 and plan.previous is not None:
@@ -310,7 +328,7 @@ def _model_record(plan: _Plan, embedder: Embedder) -> ModelRecord:
     return ModelRecord(embedder.spec, embedder.dim, embedder.max_input_tokens, runtime=runtime)
 
 
-def _journal(plan: _Plan, embedder: Embedder) -> Journal:
+def _journal(plan: Plan, embedder: Embedder) -> Journal:
     """This build's journal (see ``journal``), emptied first by ``--full``, which reuses nothing."""
     journal = Journal(plan.store.journal_folder(), embedder.spec, embedder.dim)
     if plan.full:
@@ -323,44 +341,7 @@ def _journal(plan: _Plan, embedder: Embedder) -> Journal:
     return journal
 
 
-def _chunk(
-    plan: _Plan, embedder: Embedder, max_tokens: int, progress: Progress
-) -> tuple[list[Chunk], list[int | None]]:
-    """Every chunk in file order, and the row each had in the previous index (None: to embed)."""
-    from semsearch.ingest.tokens import count_tokens
-
-    limit = embedder.max_input_tokens
-    reused = _chunks_by_source(plan.previous) if plan.previous else {}
-    by_text = _rows_by_text(plan.same_texts) if plan.same_texts else {}
-    chunks: list[Chunk] = []
-    rows: list[int | None] = []
-    to_split = sum(s.relative not in plan.unchanged for s in plan.sources)
-    if to_split:  # what embeds the new chunks, loaded now: its token counts are the cheaper
-        embedders.prepare_batches(embedder)
-    split = 0
-    for source in plan.sources:
-        if source.relative in plan.unchanged:
-            for chunk, row in reused.get(source.relative, []):
-                chunks.append(chunk)
-                rows.append(row)
-            continue
-        for chunk in chunk_markdown(
-            source.text,
-            source.relative,
-            max_tokens=max_tokens,
-            count_tokens=count_tokens,
-            fits=lambda text: embedder.passage_tokens(text) <= limit,
-        ):
-            chunks.append(chunk)
-            rows.append(by_text.get(embedding_text(chunk)))
-        split += 1
-        progress(Step("splitting", split, to_split, "files", chunks=len(chunks)))
-    if not chunks:
-        raise DocsError(f"the Markdown files under {plan.docs} hold no text to index")
-    return chunks, rows
-
-
-def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> CalibratedRecord | None:
+def _surviving_calibration(plan: Plan, embedded: int, total: int) -> CalibratedRecord | None:
     """The previous index's calibrated threshold, if this build leaves it valid: same model and
     chunking, and at most ``CALIBRATION_SURVIVES`` of the passages changed. Dropping it is
     reported."""
@@ -381,15 +362,3 @@ def _surviving_calibration(plan: _Plan, embedded: int, total: int) -> Calibrated
         "build's own margin applies until you calibrate again"
     )
     return None
-
-
-def _rows_by_text(index: Index) -> dict[str, int]:
-    """The row of each passage of ``index`` by the text it was embedded from."""
-    return {embedding_text(chunk): row for row, chunk in enumerate(index.chunks)}
-
-
-def _chunks_by_source(index: Index) -> dict[str, list[tuple[Chunk, int]]]:
-    grouped: dict[str, list[tuple[Chunk, int]]] = {}
-    for row, chunk in enumerate(index.chunks):
-        grouped.setdefault(chunk.source, []).append((chunk, row))
-    return grouped

@@ -12,16 +12,18 @@ from pathlib import Path
 import numpy as np
 
 from semsearch.encode.keywords import settings as keyword_settings
+from semsearch.encode.pages import PAGES_VERSION
 from semsearch.errors import SemsearchError
 from semsearch.gate.threshold import GATE
 from semsearch.ingest.chunking import embedding_text
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import load_index
+from semsearch.store.file_records import FileRecord, SkippedRecord
 from semsearch.store.journal import Journal
 from semsearch.store.location import Location
 from semsearch.store.meta import replace_meta
 from semsearch.store.reader import check_chunks, check_unit_rows
-from semsearch.store.records import ChunkingRecord, FileRecord, KeywordsRecord, SkippedRecord
+from semsearch.store.records import ChunkingRecord, KeywordsRecord
 from semsearch.store.stores import Store, open_store
 
 CHECKED_ROWS = 65_536
@@ -111,6 +113,14 @@ def keywords_current(index: Index) -> bool:
     (if not, a build with no file changes still rebuilds it, reusing every chunk and vector)."""
     made = index.meta.keywords == KeywordsRecord.from_json(keyword_settings(index.corpus_language))
     return made and index.keywords is not None
+
+
+def pages_current(index: Index) -> bool:
+    """Whether the index's page index was read whole and made the way this version makes it (if
+    not, a build with no file changes still makes it anew, reusing every chunk and vector)."""
+    return (
+        index.pages is not None and index.meta.pages is not None and index.meta.pages.version == PAGES_VERSION
+    )
 
 
 def gate_current(index: Index) -> bool:

@@ -16,9 +16,11 @@ from semsearch.cli.eval_options import (
     CalibrateOption,
     EvalJsonlOption,
     EvalJsonOption,
+    InitOption,
     QuestionsArgument,
     RecallOption,
 )
+from semsearch.cli.examples import epilog
 from semsearch.cli.options import (
     DocsArgument,
     exclusive,
@@ -85,7 +87,7 @@ QuietOption = Annotated[
 ]
 
 
-@app.command()
+@app.command(epilog=epilog("build"))
 def build(
     docs: DocsArgument = None,
     index: IndexOption = None,
@@ -162,7 +164,7 @@ def build(
         render_build.print_build_summary(report, notes, verbose=verbose)
 
 
-@app.command()
+@app.command(epilog=epilog("ask"))
 def ask(
     ctx: typer.Context,
     question: Annotated[
@@ -249,9 +251,7 @@ def ask(
     warn_of_options_in(ctx, question, notes)
     question = " ".join(question)
     with Collection(_index(index, notes=notes), model=model) as collection:
-        if refresh:
-            _refresh(collection, notes)
-        else:
+        if not refresh or not _refresh(collection, notes):
             render.stale_warning(collection.changed_files(), collection.index, notes)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
@@ -278,7 +278,7 @@ def ask(
         elif as_json:
             render.print_json(render.ask_json(question, result))
         elif as_jsonl:
-            render.print_json_lines(render.hit_dict(hit, question) for hit in result.hits)
+            render.print_json_lines(render.hit_dict(hit, result.asked) for hit in result.hits)
             render.missing_names(result, stderr=True)
         else:
             render.print_result(result, full=full)
@@ -286,33 +286,42 @@ def ask(
         raise typer.Exit(EXIT_NO_ANSWER)
 
 
-def _refresh(collection, notes: terminal.Notes) -> None:
-    """``ask --refresh``: the index brought up to date, with a build's progress (stderr)."""
+def _refresh(collection, notes: terminal.Notes) -> bool:
+    """``ask --refresh``: the index brought up to date, with a build's progress (stderr). While
+    another process writes the index, the question is answered from the index as it is, with a
+    warning (False), as a plain ``ask`` would answer it then."""
     from semsearch.cli.render import build as render_build
+    from semsearch.errors import IndexBusyError
 
-    with terminate_as_interrupt(), render_build.build_progress(disable=notes.quiet) as progress:
-        report = collection.refresh(render_build.after_reading(progress))
+    try:
+        with terminate_as_interrupt(), render_build.build_progress(disable=notes.quiet) as progress:
+            report = collection.refresh(render_build.after_reading(progress))
+    except IndexBusyError as busy:
+        notes.warning(f"could not refresh the index: {busy}; answering from the index as it is")
+        return False
     if not report.up_to_date:
         render_build.refresh_note(report, notes)
+    return True
 
 
-@app.command()
+@app.command(epilog=epilog("info"))
 def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
     """What the index holds, its no-answer gate, and what changed since.
 
     The model, files, chunks and front-matter fields, and the files changed since the build."""
     from semsearch.cli.render import info as render_info
-    from semsearch.retrieve.opening import load_index
+    from semsearch.collection import Collection
 
-    loaded = load_index(_index(index))
-    loaded.verify()  # "up to date" must not be said of a damaged index
+    with Collection(_index(index)) as collection:
+        summary = collection.summary(verify=True)  # "up to date" must not be said of a damaged index
+        changed = collection.changed_files()
     if as_json:
-        render.print_json(render_info.info_json(loaded))
+        render.print_json(render_info.info_json(summary, changed))
     else:
-        render_info.print_info(loaded)
+        render_info.print_info(summary, changed)
 
 
-@app.command("eval")
+@app.command("eval", epilog=epilog("eval"))
 def evaluate_questions(
     questions: QuestionsArgument = Path("questions.jsonl"),
     index: IndexOption = None,
@@ -321,21 +330,29 @@ def evaluate_questions(
     mode: ModeOption = Mode.hybrid,
     as_json: EvalJsonOption = False,
     as_jsonl: EvalJsonlOption = False,
+    init: InitOption = False,
 ) -> None:
     """Measure accuracy and the no-answer threshold on QUESTIONS.
 
-    Top-1 / top-3 accuracy, MRR, and how well the no-answer gate separates the questions."""
+    Passage-level top-1 / top-3 accuracy and MRR (the right passage: the one holding the answer),
+    and how well the no-answer gate separates the questions; --init starts a question file."""
     from semsearch.cli.render import eval as render_eval
     from semsearch.collection import Collection
-    from semsearch.evaluation.quality import evaluate, load_questions, write_margin
+    from semsearch.evaluation.quality import evaluate
+    from semsearch.evaluation.questions import load_questions
 
     exclusive(("--json", as_json), ("--jsonl", as_jsonl))
+    if init:
+        from semsearch.cli.starter import start_questions
+
+        for name, given in (("--calibrate", calibrate), ("--json", as_json), ("--jsonl", as_jsonl)):
+            exclusive(("--init", init), (name, given))
+        return start_questions(questions, _index(index))
     ks = positive_numbers(k, "-k")
     with Collection(_index(index)) as collection:
         asked = load_questions(questions, warn=terminal.warning)
         report = evaluate(
-            collection.index,
-            collection.embedder,
+            collection,
             asked,
             k=max(ks),
             mode=mode.value,
@@ -348,7 +365,7 @@ def evaluate_questions(
                 f"(at least {CALIBRATE_MIN_QUESTIONS} are advised)"
             )
         if calibrate and report.suggested_margin is not None:
-            write_margin(collection.index, report.suggested_margin, questions, len(asked))
+            collection.calibrate(report.suggested_margin, questions, len(asked))
     if as_json:
         render.print_json(render_eval.eval_json(report, calibrated=calibrate))
     elif as_jsonl:
@@ -357,7 +374,7 @@ def evaluate_questions(
         render_eval.print_eval(report, calibrated=calibrate)
 
 
-@app.command("mcp")
+@app.command("mcp", epilog=epilog("mcp"))
 def mcp_server(index: IndexOption = None) -> None:
     """Serve the index to language-model clients over MCP (stdio).
 

@@ -43,3 +43,11 @@ EvalJsonOption = Annotated[
 EvalJsonlOption = Annotated[
     bool, typer.Option("--jsonl", help="Print one JSON object per question, one per line, for pipes.")
 ]
+InitOption = Annotated[
+    bool,
+    typer.Option(
+        "--init",
+        help="Start a question file: write QUESTIONS (a new file, never over one) with drafts drawn "
+        "from the indexed documents' headings, to reword and complete.",
+    ),
+]

@@ -2,7 +2,8 @@
 
 Sources are numbered by relevance ([1] is the best) and printed in reverse order, so the most
 relevant one sits last, next to the question: models read the end of a long prompt most
-attentively ("lost in the middle", Liu et al. 2023). The whole prompt fits a token budget
+attentively ("lost in the middle", Liu et al. 2023); the prompt's first line says so, for the model
+and for a reader who opens it. The whole prompt fits a token budget
 counted with tiktoken; sources that do not fit are left out, least relevant first.
 """
 
@@ -21,11 +22,15 @@ if TYPE_CHECKING:
     from semsearch.retrieve.index import Index
 
 INSTRUCTIONS = (
-    "Answer the question using only the numbered sources below. "
+    "Answer the question using only the numbered sources below, numbered by relevance: [1] is "
+    "the most relevant and is listed last, just above the question. "
     "Cite the sources you use by their numbers, like [1]. "
     "If the sources do not contain the answer, say that they do not, and do not guess. "
     "Answer in the language of the question."
 )
+
+CUT = " …"
+"""Ends a source cut to fit the budget."""
 
 
 @dataclass(frozen=True)
@@ -71,9 +76,10 @@ def build_prompt(
     The best hit is cut at a word boundary when even it alone does not fit. With ``scope``
     (``--expand``), each hit's source grows to the chunks around it (see ``expand``).
     """
-    if count_tokens(_assemble(question, [])) > max_tokens:
+    if count_tokens(_assemble(question, [CUT])) > max_tokens:  # a source cut to nothing, at least
         raise UsageError(
-            f"--max-context-tokens {max_tokens} leaves no room for the instructions and the question"
+            f"--max-context-tokens {max_tokens} leaves no room for the instructions, the question "
+            "and a source"
         )
     if scope is not None:
         return _expanded(question, hits, max_tokens, count_tokens, scope, whole_file)
@@ -97,11 +103,11 @@ def _cut_to_fit(question: str, block: str, max_tokens: int, count_tokens: Callab
     low, high = 0, len(words)  # words[:low] fits; binary search on the number of words kept
     while low < high:
         middle = (low + high + 1) // 2
-        if count_tokens(_assemble(question, [" ".join(words[:middle]) + " …"])) <= max_tokens:
+        if count_tokens(_assemble(question, [" ".join(words[:middle]) + CUT])) <= max_tokens:
             low = middle
         else:
             high = middle - 1
-    return " ".join(words[:low]) + " …"
+    return " ".join(words[:low]) + CUT
 
 
 def _block_text(number: int, block: Block) -> str:

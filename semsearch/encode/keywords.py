@@ -31,17 +31,19 @@ from pathlib import Path
 
 import numpy as np
 
-from semsearch.encode.vocabulary import VOCABULARY_FILES, SortedVocabulary, Vocabulary
+from semsearch.encode.vocabulary import SortedVocabulary, Vocabulary, vocabulary_files
 from semsearch.errors import IndexCorruptError
 from semsearch.util.regular import load_array
 
 TOKENIZER_VERSION = 4  # 3: heading names (see ``heading_name``); 4: Latin diacritics folded
-FILES = (
-    "keywords.data.npy",
-    "keywords.indices.npy",
-    "keywords.indptr.npy",
-    *VOCABULARY_FILES,
-)
+
+
+def keyword_files(prefix: str = "keywords") -> tuple[str, ...]:
+    """The files of a keyword index whose names start with ``prefix`` (a page index's: ``pages``)."""
+    return (f"{prefix}.data.npy", f"{prefix}.indices.npy", f"{prefix}.indptr.npy", *vocabulary_files(prefix))
+
+
+FILES = keyword_files()
 
 # ISO 639-1 codes of the off-topic bank's languages (the corpus's comes from there) and more, to Snowball's.
 SNOWBALL = {
@@ -187,9 +189,11 @@ class KeywordIndex:
     def _rows_of(self, token: str) -> np.ndarray:
         return self._column(token)[0]
 
-    def holds_any_word_of(self, text: str) -> bool:
-        """Whether some chunk holds one of ``text``'s tokens (a vocabulary look-up per token)."""
-        return any(self.vocab.get(token) is not None for token in tokenize(text, self.language))
+    def holds_any_word_of(self, text: str | Sequence[str]) -> bool:
+        """Whether some chunk holds one of ``text``'s tokens (or of these tokens: a vocabulary
+        look-up per token)."""
+        tokens = tokenize(text, self.language) if isinstance(text, str) else text
+        return any(self.vocab.get(token) is not None for token in tokens)
 
     def scores(self, question: str) -> np.ndarray:
         """BM25 score of every chunk for ``question`` (0 where no token matches)."""
@@ -208,11 +212,11 @@ class KeywordIndex:
         ``log((N + 1) / (df + 0.5))``): rarer weighs more, a token the corpus lacks most."""
         return [math.log(1 + (self.rows - (df := len(self._rows_of(t))) + 0.5) / (df + 0.5)) for t in tokens]
 
-    def coverage(self, question: str, passages: Sequence[str]) -> float:
+    def coverage(self, question: str | Sequence[str], passages: Sequence[str]) -> float:
         """Share of the question's distinct tokens, each weighted by its ``idf``, that the best of
         ``passages`` (chunk texts, without their heading path: a section title is not evidence
         for itself) contains: 1 when one passage holds every word, 0 when none holds any."""
-        tokens = sorted(set(tokenize(question, self.language)))
+        tokens = sorted(set(tokenize(question, self.language) if isinstance(question, str) else question))
         if not tokens or not passages:
             return 0.0
         weights = dict(zip(tokens, self.idf(tokens), strict=True))
@@ -249,34 +253,47 @@ class KeywordIndex:
         joined = [[t for t in tokenize(part, self.language) if "_" in t] for part in parts]
         return self._rows_with_every([tokens[-1] if tokens else None for tokens in joined])
 
+    def rows_with_tokens(self, tokens: Sequence[str]) -> np.ndarray:
+        """Rows holding every one of ``tokens`` (as ``tokenize`` makes them; none for no token)."""
+        return self._rows_with_every(tokens)
+
     def _rows_with_every(self, tokens: Sequence[str | None]) -> np.ndarray:
         """Rows holding every one of ``tokens`` (none when there are none or one is None)."""
         if not tokens or None in tokens:
             return np.empty(0, dtype=np.int64)
-        rows = self._rows_of(tokens[0])
-        for token in tokens[1:]:
-            rows = np.intersect1d(rows, self._rows_of(token))
-        return np.unique(rows)
+        columns = sorted((_sorted(self._rows_of(token)) for token in tokens), key=len)
+        rows = columns[0]
+        for other in columns[1:]:  # the shortest first: each step looks up only what is left
+            found = np.searchsorted(other, rows)
+            rows = rows[(found < len(other)) & (other[np.minimum(found, len(other) - 1)] == rows)]
+        return rows
 
-    def save(self, folder: Path) -> None:
-        np.save(folder / FILES[0], self.data)
-        np.save(folder / FILES[1], self.indices)
-        np.save(folder / FILES[2], self.indptr)
+    def save(self, folder: Path, prefix: str = "keywords") -> None:
+        files = keyword_files(prefix)
+        np.save(folder / files[0], self.data)
+        np.save(folder / files[1], self.indices)
+        np.save(folder / files[2], self.indptr)
         vocab = self.vocab if isinstance(self.vocab, dict) else None
         if vocab is None:
             raise ValueError("only a freshly built keyword index is saved")
-        SortedVocabulary.write(folder, sorted(vocab, key=vocab.get))
+        SortedVocabulary.write(folder, sorted(vocab, key=vocab.get), prefix)
 
     @classmethod
-    def load(cls, folder: Path, rows: int, language: str | None) -> KeywordIndex:
+    def load(cls, folder: Path, rows: int, language: str | None, prefix: str = "keywords") -> KeywordIndex:
         """Raises OSError or ValueError when the files are missing or inconsistent."""
-        data, indices, indptr = (load_array(folder / name) for name in FILES[:3])
-        vocab = SortedVocabulary.open(folder)
+        files = keyword_files(prefix)
+        data, indices, indptr = (load_array(folder / name) for name in files[:3])
+        vocab = SortedVocabulary.open(folder, prefix)
         if len(indptr) != len(vocab) + 1 or len(data) != len(indices) or int(indptr[-1]) != len(data):
             raise ValueError("keyword index files do not match each other")
         if data.dtype.kind != "f" or not np.isfinite(data).all():  # one pass: a NaN scores nothing
-            raise ValueError(f"{FILES[0]} holds weights that are not finite numbers")
+            raise ValueError(f"{files[0]} holds weights that are not finite numbers")
         return cls(data, indices, indptr, vocab, rows, language)
+
+
+def _sorted(rows: np.ndarray) -> np.ndarray:
+    """A column's rows (each once) in order: sorted only when they are not."""
+    return np.sort(rows) if len(rows) > 1 and bool((rows[1:] < rows[:-1]).any()) else rows
 
 
 def build_keyword_index(
@@ -307,7 +324,7 @@ def build_keyword_index(
             marks.setdefault(token, []).append(row)
     tokens = list(first_seen) + list(marks)  # in column order
     order = np.array(sorted(range(len(tokens)), key=tokens.__getitem__), dtype=np.int64)
-    data, indices, indptr = _columns_in_order(*_with_marks(weights, list(marks.values())), order)
+    data, indices, indptr = columns_in_order(*_with_marks(weights, list(marks.values())), order)
     return KeywordIndex(
         data=data,
         indices=indices,
@@ -336,7 +353,7 @@ def _heading_tokens(path: Sequence[str], language: str | None) -> list[str]:
     return list(dict.fromkeys(t for name in names if name and (t := name_token(name, language))))
 
 
-def _columns_in_order(
+def columns_in_order(
     data: np.ndarray, indices: np.ndarray, indptr: np.ndarray, order: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The CSC matrix with column ``j`` taken from column ``order[j]``."""

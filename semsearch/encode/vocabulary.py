@@ -13,7 +13,13 @@ import numpy as np
 from semsearch.errors import IndexCorruptError
 from semsearch.util.regular import ARRAY_BOUND, load_array, open_regular
 
-VOCABULARY_FILES = ("keywords.vocab.txt", "keywords.vocab.offsets.npy")
+
+def vocabulary_files(prefix: str = "keywords") -> tuple[str, str]:
+    """The two files of a vocabulary whose index's files start with ``prefix``."""
+    return (f"{prefix}.vocab.txt", f"{prefix}.vocab.offsets.npy")
+
+
+VOCABULARY_FILES = vocabulary_files()
 PREFIX_SCAN = 4096
 """How many tokens sharing a prefix ``has_prefix`` reads at most before it answers yes."""
 
@@ -26,22 +32,24 @@ class SortedVocabulary:
         self._offsets = offsets
 
     @classmethod
-    def write(cls, folder: Path, tokens: Sequence[str]) -> None:
+    def write(cls, folder: Path, tokens: Sequence[str], prefix: str = "keywords") -> None:
         encoded = [token.encode("utf-8") for token in tokens]
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum([len(e) + 1 for e in encoded], out=offsets[1:])
-        (folder / VOCABULARY_FILES[0]).write_bytes(b"".join(e + b"\n" for e in encoded))
-        np.save(folder / VOCABULARY_FILES[1], offsets)
+        text_file, offsets_file = vocabulary_files(prefix)
+        (folder / text_file).write_bytes(b"".join(e + b"\n" for e in encoded))
+        np.save(folder / offsets_file, offsets)
 
     @classmethod
-    def open(cls, folder: Path) -> SortedVocabulary:
-        offsets = load_array(folder / VOCABULARY_FILES[1])
-        fd = open_regular(folder / VOCABULARY_FILES[0], ARRAY_BOUND)
+    def open(cls, folder: Path, prefix: str = "keywords") -> SortedVocabulary:
+        text_file, offsets_file = vocabulary_files(prefix)
+        offsets = load_array(folder / offsets_file)
+        fd = open_regular(folder / text_file, ARRAY_BOUND)
         with os.fdopen(fd, "rb") as handle:
             size = os.fstat(fd).st_size
             blob = np.memmap(handle, dtype=np.uint8, mode="r") if size else np.empty(0, np.uint8)
         if offsets.ndim != 1 or len(offsets) < 1 or int(offsets[-1]) != size:
-            raise ValueError(f"{VOCABULARY_FILES[0]} does not match {VOCABULARY_FILES[1]}")
+            raise ValueError(f"{text_file} does not match {offsets_file}")
         return cls(blob, offsets)
 
     def __len__(self) -> int:

@@ -1,15 +1,9 @@
-"""Measuring search quality on a labelled question set (``semsearch eval``).
-
-Questions are JSON Lines: ``question`` (required), ``answer`` (text the right chunk must contain,
-compared case-insensitively with whitespace folded; or a list of acceptable texts), ``source``
-(a path relative to the docs root, or a list of acceptable paths). A row with neither ``answer``
-nor ``source`` is a question the folder cannot answer: the right outcome is no result above the
-threshold.
-"""
+"""Measuring search quality on a labelled question set (``semsearch eval``; the set's format:
+``questions``): each question asked as ``ask`` asks it, its passage and file ranks, the gate's
+decision, and the figures over the set."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -17,40 +11,17 @@ from pathlib import Path
 
 import numpy as np
 
+from semsearch.collection import Collection
 from semsearch.defaults import DEFAULT_MODE
-from semsearch.encode.embedders import Embedder
-from semsearch.errors import QuestionsError, path_problem
+from semsearch.evaluation.files import FILE_DEPTH, NDCG_AT, first_relevant, ndcg, ranked_files
+from semsearch.evaluation.questions import Question, is_hit
 from semsearch.gate.decision import GATE_DEPTH, Verdict, decide
 from semsearch.ingest.chunk import Chunk
 from semsearch.ingest.sources import docs_relative
-from semsearch.retrieve.index import Index
-from semsearch.store.records import CalibratedRecord
-from semsearch.util.jsonparse import parse_json
 
 MRR_DEPTH = 10
-
-
-@dataclass(frozen=True)
-class Question:
-    line: int
-    question: str
-    answers: tuple[str, ...] = ()
-    """Texts of which the right chunk must contain one (none: any text)."""
-    sources: tuple[str, ...] = ()
-    kind: str | None = None
-    """Optional label (e.g. "paraphrase", "offtopic") for a per-kind breakdown."""
-
-    @property
-    def answerable(self) -> bool:
-        return bool(self.answers or self.sources)
-
-    def expected(self) -> str:
-        if not self.answerable:
-            return "no answer"
-        parts = [" | ".join(self.sources)] if self.sources else []
-        if self.answers:
-            parts.append(" | ".join(f"“{answer}”" for answer in self.answers))
-        return " ".join(parts)
+FILE_RANKING_DEPTH = 50
+"""Passages ranked per question so that the file-level figures see ``FILE_DEPTH`` files."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +47,13 @@ class QuestionResult:
     unheld: tuple[str, ...] = ()
     """The names the question asks about when the folder mentions none of them: refused for it
     (``names.all_unheld``, ``decide``)."""
+    files: tuple[str, ...] = ()
+    """The distinct files of its ranking, best first (``files.ranked_files``): the file-level figures'."""
+
+    @property
+    def file_rank(self) -> int | None:
+        """1-based rank of the first right file (None: none in the first ``FILE_DEPTH`` files)."""
+        return first_relevant(self.files, self.question.sources)
 
     @property
     def names_unheld(self) -> bool:
@@ -139,84 +117,6 @@ class EvalReport:
         ]
 
 
-def fold(text: str) -> str:
-    return " ".join(text.split()).casefold()
-
-
-def is_hit(question: Question, chunk: Chunk) -> bool:
-    """Whether ``chunk`` meets every expectation the question gives."""
-    if question.sources and chunk.source not in question.sources:
-        return False
-    return not question.answers or any(fold(answer) in fold(chunk.text) for answer in question.answers)
-
-
-KNOWN_KEYS = ("question", "answer", "source", "kind", "lang", "id", "note", "also")
-"""``lang``, ``id``, ``note`` and ``also`` (other files touching the topic) are for people: not scored."""
-
-
-def load_questions(path: Path, warn: Callable[[str], None] | None = None) -> list[Question]:
-    """Read a question file; ``warn`` hears of keys it does not know (a typo such as ``answr``
-    would otherwise make an answerable question count as unanswerable)."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError as exc:
-        raise QuestionsError(f"question file not found: {path}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        too_long = path_problem(exc) if isinstance(exc, OSError) else None  # the path once, cut short
-        raise QuestionsError(
-            f"cannot read question file: {too_long}"
-            if too_long
-            else f"cannot read question file {path}: {exc}"
-        ) from exc
-    questions = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {number}"
-        try:
-            row = parse_json(line)
-        except json.JSONDecodeError as exc:
-            raise QuestionsError(f"{where}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(row, dict):
-            raise QuestionsError(f"{where}: expected a JSON object")
-        unknown = sorted(set(row) - set(KNOWN_KEYS))
-        if unknown and warn:
-            names = ", ".join(map(repr, unknown))
-            warn(f"{where}: unknown key {names} ignored (known: {', '.join(KNOWN_KEYS)})")
-        text, answer, source, kind = (row.get(key) for key in ("question", "answer", "source", "kind"))
-        if not isinstance(text, str) or not text.strip():
-            raise QuestionsError(f"{where}: 'question' must be a non-empty string")
-        if not any(character.isalnum() for character in text):  # as ``ask`` refuses it
-            raise QuestionsError(f"{where}: the question {text.strip()!r} has no words to search for")
-        if isinstance(answer, str):
-            answer = [answer]
-        if answer is not None and (
-            not isinstance(answer, list)
-            or not answer
-            or not all(isinstance(a, str) and a.strip() for a in answer)
-        ):
-            raise QuestionsError(f"{where}: 'answer' must be a non-empty text or a list of them")
-        if isinstance(source, str):
-            source = [source]
-        if source is not None and (
-            not isinstance(source, list) or not source or not all(isinstance(s, str) and s for s in source)
-        ):
-            raise QuestionsError(f"{where}: 'source' must be a path or a list of paths")
-        questions.append(
-            Question(
-                line=number,
-                question=text.strip(),
-                answers=tuple(answer or ()),
-                sources=tuple(source or ()),
-                kind=kind if isinstance(kind, str) else None,
-            )
-        )
-    if not questions:
-        raise QuestionsError(f"no questions in {path}")
-    return questions
-
-
 def suggest_margin(results: list[QuestionResult]) -> float | None:
     """The ``min_score`` that best separates answerable from unanswerable questions here.
 
@@ -248,8 +148,7 @@ def suggest_margin(results: list[QuestionResult]) -> float | None:
 
 
 def evaluate(
-    index: Index,
-    embedder: Embedder,
+    collection: Collection,
     questions: list[Question],
     k: int = 3,
     progress: Callable[[int, int], None] | None = None,
@@ -260,49 +159,54 @@ def evaluate(
     """Ask every question as ``semsearch ask --mode MODE`` would and score the answers;
     ``ks``: also report recall@k (the right passage anywhere in the top k) for these k;
     ``warn`` hears of questions whose ``source`` names no indexed file (a certain miss)."""
-    docs_root = index.meta.docs_root
+    docs_root = collection.docs_root
     if docs_root:  # sources given as the shell completes them (docs/faq.md) or absolute
         questions = [
-            replace(q, sources=tuple(docs_relative(source, Path(docs_root)) for source in q.sources))
+            replace(
+                q,
+                sources=tuple(docs_relative(source, Path(docs_root)) for source in q.sources),
+                partial=tuple(docs_relative(source, Path(docs_root)) for source in q.partial),
+            )
             for q in questions
         ]
-    indexed = set(index.meta.files)
+    indexed = set(collection.files)
     for question in questions:
         if warn and question.sources and not indexed.intersection(question.sources):
             warn(
                 f"line {question.line}: source {', '.join(question.sources)} is no indexed file "
                 "(paths are relative to the docs folder, or as the shell gives them); it can only miss"
             )
-    vectors = embedder.embed_queries([q.question for q in questions])
     depth = max(k, 3, GATE_DEPTH, MRR_DEPTH, *ks)
+    texts = [q.question for q in questions]
+    every = collection.judge_many(texts, max(depth, FILE_RANKING_DEPTH), mode, progress)
     results = []
-    for number, (question, vector) in enumerate(zip(questions, vectors, strict=True), 1):
-        judged = index.judge(question.question, vector, depth, mode=mode)  # as ``ask`` decides
-        ranking, read = judged.ranked, judged.read
-        rank = next((n for n, r in enumerate(ranking, 1) if is_hit(question, index.chunks[r.row])), None)
+    gate = collection.gate
+    for question, judged in zip(questions, every, strict=True):
+        ranking, read = judged.ranked, judged.read  # as ``ask`` decides
+        passages = [collection.passage(r.row) for r in ranking]
+        rank = next((n for n, chunk in enumerate(passages[:depth], 1) if is_hit(question, chunk)), None)
         results.append(
             QuestionResult(
                 question=question,
-                first=index.chunks[ranking[0].row] if ranking else None,
+                first=passages[0] if passages else None,
                 read_score=read.score if read else float("-inf"),
                 read_exact=bool(read and read.exact),
                 read_rank=ranking.index(read) + 1 if read else None,
                 rank=rank if question.answerable else None,
                 baseline=float(judged.baseline),
-                margin=index.gate.margin,
-                legacy=index.gate.legacy,
+                margin=gate.margin,
+                legacy=gate.legacy,
                 unheld=judged.unheld,
+                files=ranked_files(chunk.source for chunk in passages),
             )
         )
-        if progress:
-            progress(number, len(questions))
     report = EvalReport(
         k=k,
-        margin=index.gate.margin,
+        margin=gate.margin,
         results=results,
         suggested_margin=suggest_margin(results),
         mode=mode,
-        legacy_gate=index.gate.legacy,
+        legacy_gate=gate.legacy,
     )
     report.metrics = _metrics(results, k, ks)
     kinds = sorted({r.question.kind for r in results if r.question.kind})
@@ -341,18 +245,24 @@ def _metrics(results: list[QuestionResult], k: int, ks: Sequence[int] = ()) -> d
         "highest_unanswerable_score": round(max(r.read_score for r in unanswerable), 4)
         if unanswerable
         else None,
+        "file": _file_metrics(results),
     }
     return metrics
 
 
-def write_margin(index: Index, value: float, questions_file: Path, count: int) -> None:
-    """Record a calibrated threshold in meta.json, beside the build-time one (which stays). A
-    build keeps it while the passages stay mostly the same (see ``build``)."""
-    calibrated = CalibratedRecord(
-        value=round(value, 6),
-        gate=index.meta.margin.gate,
-        method=f"balanced accuracy on {count} labelled questions",
-        questions_file=str(questions_file),
-        questions=count,
-    )
-    index.update_meta(lambda meta: meta.with_calibration(calibrated))
+def _file_metrics(results: list[QuestionResult]) -> dict[str, float | int | None]:
+    """The file-level figures (see ``files``) over the questions naming their ``source``."""
+    sourced = [r for r in results if r.question.sources]
+
+    def mean(values: list[float]) -> float | None:
+        return round(sum(values) / len(values), 4) if values else None
+
+    ranks = [r.file_rank for r in sourced]
+    return {
+        "questions": len(sourced),
+        "hit1": mean([float(rank == 1) for rank in ranks]),
+        "hit3": mean([float(rank is not None and rank <= 3) for rank in ranks]),
+        "mrr": mean([1 / rank if rank else 0.0 for rank in ranks]),
+        f"ndcg{NDCG_AT}": mean([ndcg(r.files, r.question.sources, r.question.partial) for r in sourced]),
+        "depth": FILE_DEPTH,
+    }

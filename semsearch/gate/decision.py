@@ -126,11 +126,18 @@ class Gate:
         return float(self.meta.margin.value)
 
     def baseline(
-        self, question: str, query_vector: np.ndarray, cosine: np.ndarray, allowed: np.ndarray | None = None
+        self,
+        question: str,
+        query_vector: np.ndarray,
+        cosine: np.ndarray,
+        allowed: np.ndarray | None = None,
+        tokens: Sequence[str] | None = None,
     ) -> float:
         """What the question's best cosine must exceed beyond the cut (see ``threshold``); its
-        word evidence is read only in the rows ``allowed`` (the files searched)."""
-        similarity = background_similarity(query_vector, self.background_for(question), self.legacy)
+        word evidence is read only in the rows ``allowed`` (the files searched), from its keyword
+        ``tokens`` when given (the question parsed once), else from its text."""
+        asked = question if tokens is None else tokens
+        similarity = background_similarity(query_vector, self.background_for(asked), self.legacy)
         rule = self.rule
         if rule is None:
             return similarity
@@ -139,7 +146,7 @@ class Gate:
             searched = cosine if allowed is None else np.where(allowed, cosine, -np.inf)
             count = min(EVIDENCE_PASSAGES, int(np.isfinite(searched).sum()))
             best = np.argpartition(-searched, count - 1)[:count]
-            coverage = coverages(self.keywords, [question], best[None, :], self.chunks)[0]
+            coverage = coverages(self.keywords, [asked], best[None, :], self.chunks)[0]
         offset = self.language_offset(query_vector) if rule.language_weight else 0.0
         return float(baseline(rule, similarity, coverage, offset))
 
@@ -154,10 +161,11 @@ class Gate:
         languages = list(self.meta.offtopic.languages)
         return languages if len(languages) == len(self.offtopic) else None
 
-    def background_for(self, question: str) -> np.ndarray:
-        """The bank questions ``question`` is compared with: the bank's inputs in no language
-        (``asdf``, ``test``) only when none of its words occurs in the documents, so that a
-        one-word search for a term the documents use is not taken for keyboard mash."""
+    def background_for(self, question: str | Sequence[str]) -> np.ndarray:
+        """The bank questions ``question`` (its text or its keyword tokens) is compared with: the
+        bank's inputs in no language (``asdf``, ``test``) only when none of its words occurs in
+        the documents, so that a one-word search for a term the documents use is not taken for
+        keyboard mash."""
         languages = self.bank_languages
         if languages is None or self.keywords is None or not self.keywords.holds_any_word_of(question):
             return self.background

@@ -69,7 +69,8 @@ ones (bench/gate/RESULTS.md); gates 2 and 3 stay readable for indexes built with
 ONTOPIC_QUANTILE = 10
 OFFTOPIC_QUANTILE = 85
 BASELINE_IN_WORDS = (
-    "its nearest off-topic bank questions and its language, less the words it shares with the documents"
+    "how close it comes to everyday questions that no documents answer, such as the weather's, "
+    "in its language, less the words it shares with the documents"
 )
 """A question's baseline as ``ask``, ``info`` and the MCP server explain it."""
 MIN_LANGUAGE_QUESTIONS = 5
@@ -212,9 +213,13 @@ def measure_references(
 
 
 def coverages(
-    keywords: KeywordIndex | None, texts: Sequence[str], rows: np.ndarray, chunks: Sequence[Chunk]
+    keywords: KeywordIndex | None,
+    texts: Sequence[str | Sequence[str]],
+    rows: np.ndarray,
+    chunks: Sequence[Chunk],
 ) -> np.ndarray:
-    """Word coverage of each text in its own best passages (0 without a keyword index)."""
+    """Word coverage of each text (or its keyword tokens) in its own best passages (0 without a
+    keyword index)."""
     if keywords is None:
         return np.zeros(len(texts), dtype=np.float32)
     pairs = zip(texts, rows, strict=True)

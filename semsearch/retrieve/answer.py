@@ -31,11 +31,11 @@ class Answer:
     mode: str
     question_cut: bool = False
     fused: bool = False
-    """Hybrid mode ranked by cosine fused with BM25 (every question; see ``search.keyword_weight``)."""
+    """Hybrid mode ranked by cosine fused with BM25 (every question; see ``searcher.Ranking``)."""
     missing: tuple[str, ...] = ()
     """Codes and references the question names verbatim that no searched passage holds
     (``PAY-999``, ``§ 99``), and names it writes as words that the folder never mentions
-    (``DHL``: ``Index.names_unmentioned``): whatever passed the gate does not speak of them."""
+    (``DHL``: ``named.names_unmentioned``): whatever passed the gate does not speak of them."""
     missing_elsewhere: dict[str, list[str]] = field(default_factory=dict)
     """Those of ``missing`` that files outside ``--path``/``--where`` hold, with the files."""
     best_score: float | None = None
@@ -52,6 +52,17 @@ class Answer:
     """When nothing passed: the passage the gate read (``best_score``'s), below the threshold
     (None when answered or when nothing was ranked), so that a reader can judge how near the
     documents came."""
+    parsed: ParsedQuestion | None = None
+    """The question as its search parsed it (``question.ParsedQuestion``): snippets read its
+    keywords from here (``asked``)."""
+    not_refreshed: str | None = None
+    """Why the index was searched as it is though a refresh was asked (another process was
+    writing it); None: refreshed, or none asked."""
+
+    @property
+    def asked(self) -> str | ParsedQuestion:
+        """The question as a snippet reads it: parsed once, or its text (an answer made by hand)."""
+        return self.question if self.parsed is None else self.parsed
 
     @property
     def answered(self) -> bool:
@@ -59,7 +70,7 @@ class Answer:
 
     @property
     def ranked_by(self) -> str:
-        """What decided the order, in words (the score shown is always the cosine the gate reads)."""
+        """What decided the order, in words (``Hit.ranking_score``; the gate reads the cosine)."""
         order = {"dense": "cosine similarity", "keyword": "keyword (BM25) score"}.get(
             self.mode,
             "cosine similarity fused with keyword (BM25) scores" if self.fused else "cosine similarity",
@@ -87,7 +98,7 @@ class Answer:
         if self.unheld:
             return f"the indexed documents never mention {', '.join(self.unheld)}"
         digits = _digits_apart(self.best_score, self.threshold)
-        best = "" if self.best_score is None else f"best {self.best_score:.{digits}f}, "
+        best = "" if self.best_score is None else f"best similarity {self.best_score:.{digits}f}, "
         needed = f"needed {self.threshold:.{digits}f}"
         if self.baseline is None:
             return f"no passage reaches the cosine cutoff you set ({best}{needed})"
@@ -121,12 +132,14 @@ class Ranked(NamedTuple):
     """The chunk contains a code or reference the question names verbatim."""
     keyword_score: float | None = None
     """BM25 score (None in dense mode)."""
+    order: float | None = None
+    """The score the ranking sorted it by (see ``search.Hit.ranking_score``)."""
 
 
 @dataclass(frozen=True)
 class Judged:
-    """One question ranked and judged by the gate (``Index.judge``): what ``ask`` shows
-    (``Index.search`` makes the ``Answer``) and ``eval`` scores, decided once, in one place."""
+    """One question ranked and judged by the gate (``Searcher.judge``): what ``ask`` shows
+    (``Searcher.search`` makes the ``Answer``) and ``eval`` scores, decided once, in one place."""
 
     parsed: ParsedQuestion
     ranked: list[Ranked]
@@ -139,11 +152,11 @@ class Judged:
     unheld: tuple[str, ...]
     """What it names as code when the folder holds none of it: refused for it (``names.all_unheld``)."""
     named: list[tuple[str, np.ndarray]]
-    """What it names verbatim, each with the rows holding it (``Index.named_rows``)."""
+    """What it names verbatim, each with the rows holding it (``named.named_rows``)."""
     allowed: np.ndarray | None
     """The rows searched (None: every row)."""
     unmentioned: tuple[str, ...] = ()
-    """The names it writes as words that the folder never mentions (``Index.names_unmentioned``)."""
+    """The names it writes as words that the folder never mentions (``named.names_unmentioned``)."""
 
     @property
     def passing(self) -> list[Ranked]:

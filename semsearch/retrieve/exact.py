@@ -1,4 +1,4 @@
-"""The order of the passages holding what a question names (see ``Index.identifier_rows``).
+"""The order of the passages holding what a question names (see ``Searcher.identifier_rows``).
 
 They all hold the name, so the name no longer tells them apart: among them the rest of the
 question does. "What does events.once() return?" finds seven chunks under the section

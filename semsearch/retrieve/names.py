@@ -1,7 +1,7 @@
 """The names a question asks about, and whether the indexed folder mentions them.
 
 - Names as code or a catalogue writes them (``PAY-999``, ``events.once``, ``ActionMailer``,
-  ``§ 99``; see ``is_salient``), held when a chunk holds them verbatim (``Index.named_rows``):
+  ``§ 99``; see ``is_salient``), held when a chunk holds them verbatim (``named.named_rows``):
   when the folder holds none of what a question names, whatever ranks first speaks of something
   else, and the gate refuses it (``gate.decision.decide``'s ``names_unheld``).
 - Names written as words (``proper_names``): an acronym (``DHL``) or capitalised words inside a
@@ -26,7 +26,7 @@ import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex, fold
 from semsearch.encode.vocabulary import has_prefix
-from semsearch.retrieve.search import UNSPACED
+from semsearch.retrieve.lexing import UNSPACED
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _ROMAN = re.compile(r"[IVXLCDM]+")

@@ -24,6 +24,7 @@ def load_index(index_dir: Location | str | Store, keywords: bool = True) -> Inde
         offtopic=stored.offtopic,
         background=stored.background,
         keywords=stored.keywords,
+        pages=stored.pages,
         identity=stored.identity,
         store=store,
     )

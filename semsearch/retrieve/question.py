@@ -1,4 +1,4 @@
-"""A question as a search reads it, parsed once on its way in (``Index.search``, ``Index.parse``)
+"""A question as a search reads it, parsed once on its way in (``Searcher.search``, ``Searcher.parse``)
 and passed down to the ranking, the rows holding what it names, the names rule and the answer:
 the codes, references and names as code writes them that it names verbatim (``search``), whether
 it names something exact (hybrid search then fuses keywords in), and its keyword tokens in the
@@ -10,11 +10,12 @@ import re
 from dataclasses import dataclass
 
 from semsearch.encode.keywords import tokenize
+from semsearch.retrieve.lexing import code_names, identifiers, names_something_exact, references
 from semsearch.retrieve.names import ProperName, proper_names
-from semsearch.retrieve.search import code_names, identifiers, names_something_exact, references
 
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""A terminal escape sequence (CSI ``\x1b[31m``, or ESC and one character) or a control character."""
+_CONTROL = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""A terminal escape sequence (CSI ``\x1b[31m`` or its 8-bit form ``\x9b31m``, or ESC and one
+character) or a control character (C0, DEL or C1)."""
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class ParsedQuestion:
     text: str
     """The question as searched."""
     identifiers: tuple[str, ...]
-    """The codes it names verbatim (``PAY-517``, see ``search.identifiers``)."""
+    """The codes it names verbatim (``PAY-517``, see ``lexing.identifiers``)."""
     references: tuple[tuple[str, ...], ...]
     """The legal-style references it names, each as its parts (``art. 6``, ``ust. 1``)."""
     code_names: tuple[str, ...]

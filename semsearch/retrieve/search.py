@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from semsearch.ingest.chunk import Chunk
+from semsearch.retrieve.question import ParsedQuestion
 
 if TYPE_CHECKING:
     from semsearch.encode.keywords import KeywordIndex
@@ -36,22 +34,36 @@ class Hit:
     exact: bool = False
     """The passage holds a code, reference or heading name the question writes verbatim: such
     passages are listed first, and answer whatever their cosine (not in dense mode)."""
+    ranking_score: float | None = None
+    """The score the list is ordered by: the cosine in dense mode, BM25 in keyword mode, the
+    cosine fused with BM25 in hybrid mode (see ``fuse``), after the ``exact`` passages, which
+    come first whatever it is (among themselves by the rest of the question: ``exact``). None
+    for a hit made outside an index's ranking."""
 
-    def snippet(self, question: str, chars: int | None = None) -> Snippet:
-        """The lines of the passage that show why it matched ``question`` (see ``snippets``)."""
+    def snippet(
+        self, question: str | ParsedQuestion, chars: int | None = None, lines: int | None = None
+    ) -> Snippet:
+        """The lines of the passage that answer ``question`` (its text, or the question as its
+        search parsed it: ``Answer.parsed``; see ``snippets``): at most ``chars`` characters and
+        ``lines`` lines, by default twice the room for the first result."""
         from semsearch.errors import UsageError
-        from semsearch.retrieve.snippets import SNIPPET_CHARS, best_snippet, question_terms
+        from semsearch.retrieve import snippets
 
-        if not isinstance(question, str):
+        if not isinstance(question, str | ParsedQuestion):
             raise UsageError(f"a question is text, not {type(question).__name__}")
-
         keywords = self.keywords
-        terms = question_terms(
-            question, keywords.language if keywords else None, keywords.idf if keywords else None
-        )
+        language = keywords.language if keywords else None
+        asked = question if isinstance(question, str) else question.tokens_in(language)
+        terms = snippets.question_terms(asked, language, keywords.idf if keywords else None)
         chunk = self.chunk
-        return best_snippet(
-            chunk.shown, chunk.start_line, terms, end_line=chunk.end_line, chars=chars or SNIPPET_CHARS
+        first = self.rank == 1
+        return snippets.best_snippet(
+            chunk.shown,
+            chunk.start_line,
+            terms.without(chunk.headings[-1]) if chunk.headings else terms,
+            end_line=chunk.end_line,
+            chars=chars or (snippets.FIRST_CHARS if first else snippets.SNIPPET_CHARS),
+            max_lines=lines or (snippets.FIRST_LINES if first else snippets.SNIPPET_LINES),
         )
 
     @property
@@ -101,7 +113,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
 KEYWORD_WEIGHT = 0.5
 """BM25's weight against the cosine where hybrid mode fuses them for a question naming something
-exact (``Index.ranked``). Equal weights put the default below plain cosine on PoQuAD (quoted
+exact (``searcher.Ranking``). Equal weights put the default below plain cosine on PoQuAD (quoted
 names and numbers in plain questions: "Jaka wytwórnia wydała 11 album RHCP?"); half weight
 is the only setting measured where no set falls below plain cosine or below equal weights
 (0.4 loses a `docs/` chunk, 0.6 a PoQuAD doc@3: bench/bench_ranking.py, bench/RESULTS.md)."""
@@ -115,21 +127,20 @@ each lose a `docs/` and a PoQuAD question, 0.3 and 0.2 more, 0.5 a PoQuAD doc@1 
 chunk@1, 0.6 more (bench/bench_ranking.py, bench/RESULTS.md)."""
 
 
-def keyword_weight(names_exact: bool) -> float:
-    """BM25's weight in hybrid fusion for a question naming something exact or not."""
-    return KEYWORD_WEIGHT if names_exact else PLAIN_KEYWORD_WEIGHT
-
-
 def fuse(cosine: np.ndarray, keyword: np.ndarray, keyword_weight: float = 1.0) -> np.ndarray:
     """Dense and BM25 scores on one scale, BM25 weighted by ``keyword_weight``.
 
     Neither scale means anything across models or corpora, so each is rescaled within the
     question: cosines so that the median chunk is 0 and the best 1, BM25 by its best score.
     """
-    reference, best = median(cosine), float(cosine.max())
-    dense = (cosine - reference) / (best - reference) if best > reference else np.zeros_like(cosine)
     top = float(keyword.max()) if len(keyword) else 0.0
-    return dense + (keyword_weight * keyword / top if top > 0 else 0.0)
+    return rescaled(cosine) + (keyword_weight * keyword / top if top > 0 else 0.0)
+
+
+def rescaled(values: np.ndarray) -> np.ndarray:
+    """``values`` with their median at 0 and their best at 1 (all 0 when they are equal)."""
+    reference, best = median(values), float(values.max())
+    return (values - reference) / (best - reference) if best > reference else np.zeros_like(values)
 
 
 def median(values: np.ndarray) -> float:
@@ -175,92 +186,4 @@ def search_vectors(
     found = [(int(i), float(scores[i])) for i in top_k(scores, k)]
     if min_score is not None:
         found = [(i, s) for i, s in found if s >= min_score]
-    return found
-
-
-_QUOTED = re.compile(r'"[^"]+"|„[^"”]+["”]|“[^”]+”|«[^»]+»|`[^`]+`')
-_EXACT_HINT = re.compile(r"\d|§|\w[_+]\w|\w\(\)")
-UNSPACED = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
-"""Chinese, Japanese and Korean characters (with their punctuation and full-width forms), as a
-character class's ranges: those languages write no spaces between words."""
-_TOKEN = re.compile(rf"[^\s\"'„”“«»()\[\]{{}},;:!?`{UNSPACED}]+")
-"""A word of a question; Chinese, Japanese and Korean characters end one too
-(``iPhoneのバッテリー``: ``iPhone``)."""
-_FLAG = re.compile(r"--?[^\W\d_][\w-]*(?:=\S*)?")
-_DOTFILE = re.compile(r"\.[^\W\d_][\w.-]*")
-_VARIABLE = re.compile(r"\$[^\W\d]\w*")
-
-
-def names_something_exact(question: str, names: Sequence[str] | None = None) -> bool:
-    """Whether the question names an exact string: then keywords earn a say in the ranking.
-
-    Exact are a number, ``§``, a quoted phrase, a snake_case key or ``ERR_*`` code, a key
-    combination (``Ctrl+Alt+M``), a call (``once()``), and any name as code writes it (see
-    ``is_code_name``: ``events.once``, ``readFile``, ``--max-old-space-size``, ``package.json``;
-    ``names``: the question's ``code_names`` when already found).
-    """
-    if _EXACT_HINT.search(question) or _QUOTED.search(question):
-        return True
-    return bool(code_names(question) if names is None else names)
-
-
-def code_names(question: str) -> list[str]:
-    """The names as code writes them that a question holds (see ``is_code_name``), without a
-    sentence's full stop: "What does events.once() return?" → ``["events.once"]``."""
-    return [token.rstrip(".") for token in _TOKEN.findall(question) if is_code_name(token)]
-
-
-def is_code_name(token: str) -> bool:
-    """Whether one word of a question is a name as code writes it: a dotted name (``fs.readFile``,
-    ``package.json``, ``Node.js``; not ``e.g.`` or ``m.in.``: its first and last parts have two
-    characters or more), camelCase (``prependOnceListener``, ``EventEmitter``), a command-line
-    flag (``--max-old-space-size``, ``-g``), a hidden file (``.npmrc``) or a ``$VARIABLE``.
-    A full stop ending the sentence does not count; a plain or hyphenated word (``e-mail``) is none."""
-    token = token.rstrip(".")
-    if not any(c.isalpha() for c in token):
-        return False
-    if _FLAG.fullmatch(token) or _DOTFILE.fullmatch(token) or _VARIABLE.fullmatch(token):
-        return True
-    parts = token.split(".")
-    if len(parts) > 1 and all(parts) and len(parts[0]) >= 2 and len(parts[-1]) >= 2:
-        return True
-    return any(a.islower() and b.isupper() for a, b in pairwise(token))
-
-
-def identifiers(question: str) -> list[str]:
-    """Codes a question names verbatim: tokens mixing letters and digits or digits joined by
-    separators (``PAY-517``, ``FV/2026/04/118``), long numbers (``5272981046``: not a year or
-    an amount), snake_case keys and key combinations (``max_attachment_mb``, ``Ctrl+Alt+M``).
-    Short numbers and plain words (even hyphenated ones, ``e-mail``) are not."""
-    found = []
-    for token in _TOKEN.findall(question):
-        token = token.strip(".")
-        inner = token.strip("-/_+")
-        has_digit = any(c.isdigit() for c in token)
-        has_letter = any(c.isalpha() for c in token)
-        code = len(token) >= 4 and has_digit and (has_letter or any(c in "-/_" for c in inner))
-        long_number = token.isdigit() and len(token) >= 5
-        key = has_letter and any(c in "_+" for c in inner)
-        if code or long_number or key:
-            found.append(token)
-    return found
-
-
-_REFERENCE_PART = r"(?:§|\b[^\W\d_]{1,5}\.)\s*(?:\d+[^\W\d_]?|[^\W\d_])(?![\w-])"
-_REFERENCE = re.compile(rf"{_REFERENCE_PART}(?:[\s,]+{_REFERENCE_PART})*")
-
-
-def references(question: str) -> list[list[str]]:
-    """Legal-style references a question names, each as its parts: ``§ 7`` → ``[["§ 7"]]``,
-    ``art. 6 ust. 1 lit. a`` → ``[["art. 6", "ust. 1", "lit. a"]]``.
-
-    A part is ``§`` or an abbreviation with its dot, then a number or a single letter. One part
-    alone counts only after ``§`` or ``art.``: ``np. 5`` or ``ok. 3`` is no reference, ``art. 6``
-    and ``art. 6 ust. 1`` are.
-    """
-    found = []
-    for match in _REFERENCE.finditer(question):
-        parts = [" ".join(m.group().split()) for m in re.finditer(_REFERENCE_PART, match.group())]
-        if len(parts) >= 2 or parts[0].startswith("§") or parts[0].casefold().startswith("art."):
-            found.append(parts)
     return found

@@ -1,16 +1,23 @@
-"""Snippets: the lines of a passage that show why it matched the question.
+"""Snippets: the lines of a passage that answer the question.
 
 A passage is cut into units: each line, and each sentence of a long prose line. Every unit is
 scored by the question's keywords it holds (BM25 tokens, stemmed as the index stems them, each
 weighted by how rare it is in the corpus), and the snippet is the window of consecutive units
 that fits a character budget and a few lines and holds the most keyword weight, the first words
-of the next unit filling what room is left. Lines keep their breaks, indentation and list
-markers; a window inside a code fence shows the fence's opening and closing lines; what is left
-out is marked with "…".
+of the next unit filling what room is left. The question's words that the passage's own heading
+holds weigh nothing there: the whole section is about them, they do not say where in it the
+answer is, and a section whose heading is the question shows its opening (``LEAD``). A window
+starting at a line of code takes the comment lines just above it, which say what it does. Lines
+keep their breaks, indentation and list markers; a window inside a code fence shows the fence's
+opening and closing lines; what is left out is marked with "…".
 
-Measured (``bench/bench_snippets.py``): the answer span shows in 87% of PoQuAD snippets against
-60% for the passage's first 320 characters. Embedding each sentence with the index's model
-chose no better on the sample docs and cost ~0.2 s per shown passage; keywords cost ~0.1 ms.
+The first result, the one read, gets twice the room of the others (``FIRST_CHARS``,
+``FIRST_LINES``). Measured with ``bench/bench_snippets.py`` (bench/RESULTS.md): of the
+questions whose right passage ranks first, the share whose labelled answer the snippet shows,
+on every dev set. Embedding each sentence with the index's model was measured and not kept: one
+sentence costs about as much CPU as embedding the question (three sentences, more than a cold
+``ask``'s whole margin over its floor), and it chose no better than the keywords at the same
+room; keywords cost ~1 ms.
 """
 
 from __future__ import annotations
@@ -26,10 +33,18 @@ SNIPPET_CHARS = 320
 """Characters of the passage a snippet shows at most (its "…" marks aside)."""
 SNIPPET_LINES = 6
 """Lines of the passage a snippet shows at most."""
+FIRST_CHARS = 640
+"""Characters the first result's snippet shows at most: the answer a reader reads first. At
+``SNIPPET_CHARS`` it showed the labelled answer for 72–90% of the questions whose right passage
+ranks first on the dev sets; at this room, 89–100% (bench/RESULTS.md)."""
+FIRST_LINES = 10
+"""Lines the first result's snippet shows at most."""
 ELLIPSIS = "…"
 
 _SENTENCE_END = re.compile(r"[.!?…][\"'”»)\]]*\s+")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_COMMENT = re.compile(r"\s*(?:#|//|--|;|/\*|\*|<!--)")
+"""A line of code that is a comment (shell, Python, TOML and YAML; C-like; SQL; INI; HTML)."""
 LEAD = 2.0
 """Weight given to a window that starts the passage, as if its first sentence held a keyword
 of that weight (about a word in one chunk of five): a topic sentence often answers a question
@@ -116,15 +131,24 @@ class Terms:
         """The question's tokens that ``text`` holds."""
         return frozenset(token for token in tokenize(text, self.language) if token in self.weights)
 
+    def without(self, text: str) -> Terms:
+        """These keywords, those ``text`` holds weighing nothing."""
+        held = self.matched(text)
+        return Terms({token: 0.0 if token in held else w for token, w in self.weights.items()}, self.language)
+
     def weight(self, tokens: frozenset[str]) -> float:
         """Summed in a fixed order: a set's order follows the hash seed, and float sums that
         differ in the last bit would break ties between windows differently from run to run."""
         return math.fsum(self.weights[token] for token in sorted(tokens))
 
 
-def question_terms(question: str, language: str | None = None, weigh: Weigh | None = None) -> Terms:
-    """The keywords of ``question``, weighted by ``weigh`` (each 1 without it)."""
-    wanted = [token for token in dict.fromkeys(tokenize(question, language)) if _meaningful(token)]
+def question_terms(
+    question: str | Sequence[str], language: str | None = None, weigh: Weigh | None = None
+) -> Terms:
+    """The keywords of ``question`` (its text, or its tokens in ``language`` when already
+    parsed), weighted by ``weigh`` (each 1 without it)."""
+    tokens = tokenize(question, language) if isinstance(question, str) else question
+    wanted = [token for token in dict.fromkeys(tokens) if _meaningful(token)]
     weights = list(weigh(wanted)) if weigh else [1.0] * len(wanted)
     return Terms(dict(zip(wanted, weights, strict=True)), language)
 
@@ -156,6 +180,7 @@ def best_snippet(
         return Snippet(text, start_line, end_line or start_line)
     matched = [terms.matched(text[u.start : u.end]) for u in found]
     first, last = _window(text, found, matched, terms, chars, max_lines)
+    first, last = _with_comments(text, found, first, last, chars, max_lines)
     end, last = _end(text, found, first, last, chars, max_lines)
     if end == found[last].end:
         first, last = _with_fence_lines(found, first, last)
@@ -196,6 +221,34 @@ def _grown(found: list[Unit], first: int, chars: int, max_lines: int) -> int:
             break
         last, size, lines = last + 1, size + following.end - found[last].end, lines + more
     return last
+
+
+def _with_comments(
+    text: str, found: list[Unit], first: int, last: int, chars: int, max_lines: int
+) -> tuple[int, int]:
+    """A window starting at a line of code that is no comment, widened to the comment lines just
+    above it (``# Skip attachments larger than this`` over ``max_attachment_mb = 50``) as far as
+    they fit with that line, its end drawn in as far as the budget then needs."""
+    start, fence = first, found[first].fence
+    if fence is None or found[first].line == fence or _is_comment(text, found[first]):
+        return first, last
+    while first > 0 and found[first - 1].fence == fence and found[first - 1].line != fence:
+        if not _is_comment(text, found[first - 1]) or not _fits(found, first - 1, start, chars, max_lines):
+            break
+        first -= 1
+    while last > start and not _fits(found, first, last, chars, max_lines):
+        last -= 1
+    return first, last
+
+
+def _fits(found: list[Unit], first: int, last: int, chars: int, max_lines: int) -> bool:
+    """Whether units ``first..last`` fit ``chars`` and ``max_lines``."""
+    lines = len({unit.line for unit in found[first : last + 1]})
+    return found[last].end - found[first].start <= chars and lines <= max_lines
+
+
+def _is_comment(text: str, unit: Unit) -> bool:
+    return bool(_COMMENT.match(text, unit.start, unit.end))
 
 
 def _end(text: str, found: list[Unit], first: int, last: int, chars: int, max_lines: int) -> tuple[int, int]:

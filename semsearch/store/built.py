@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex
+from semsearch.encode.pages import PageIndex
 from semsearch.ingest.chunk import Chunk
 
 
@@ -18,3 +19,4 @@ class Built(NamedTuple):
     meta: dict
     offtopic: np.ndarray
     keywords: KeywordIndex
+    pages: PageIndex | None = None

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex
+from semsearch.encode.pages import PageIndex
 from semsearch.errors import (
     IndexBusyError,
     IndexChangedError,
@@ -237,6 +238,7 @@ def write_index(
     meta: IndexMeta,
     offtopic: np.ndarray,
     keywords: KeywordIndex,
+    pages: PageIndex | None = None,
 ) -> None:
     """Write the index files to a staging folder, then swap it in place of ``index_dir``.
 
@@ -254,9 +256,12 @@ def write_index(
         np.save(staging / "offtopic.npy", np.ascontiguousarray(offtopic, dtype=np.float32))
         digest = write_chunks(staging, chunks)
         keywords.save(staging)
+        if pages is not None:
+            pages.save(staging)
         write_meta(staging / META_FILE, meta.written(digest))
         for name in INDEX_FILES:
-            fsync_file(staging / name)
+            if (staging / name).exists():
+                fsync_file(staging / name)
         staging = _swap_in(staging, index_dir)
     except OSError as exc:
         raise IndexWriteError(f"cannot write the index to {index_dir}: {exc.strerror or exc}") from exc

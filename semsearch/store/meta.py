@@ -21,18 +21,18 @@ from typing import Any, ClassVar
 from semsearch.encode.keywords import stemmer_name
 from semsearch.errors import IndexCorruptError, IndexWriteError, MetaUnreadableError
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
+from semsearch.store.file_records import FileRecord, SkippedRecord
 from semsearch.store.records import (
     CalibratedRecord,
     Check,
     ChunkingRecord,
-    FileRecord,
     Json,
     KeywordsRecord,
     MarginRecord,
     ModelRecord,
     OfftopicRecord,
+    PagesRecord,
     Record,
-    SkippedRecord,
     as_json,
     is_int,
 )
@@ -134,6 +134,7 @@ OPTIONAL_FIELDS: dict[str, Check] = {
     "keywords": lambda v: isinstance(v, dict) and _keyword_language(v),
     "calibrated": lambda v: isinstance(v, dict) and _cosine(v.get("value")),
     "front_matter": lambda v: isinstance(v, dict) and is_int(v.get("version")),
+    "pages": PagesRecord.fits,
     "corpus_language": _optional_text,
     CHUNKS_DIGEST: lambda v: isinstance(v, str),
     "built_at": _optional_text,
@@ -218,6 +219,8 @@ class IndexMeta(Record):
     """None in an index built before keyword search."""
     offtopic: OfftopicRecord
     chunks_digest: str | None = None
+    pages: PagesRecord | None = None
+    """The page index's record (None: built before page evidence; see ``encode.pages``)."""
 
     KEYS: ClassVar[Mapping[str, str]] = {
         "margin": "min_score",
@@ -236,6 +239,7 @@ class IndexMeta(Record):
         "calibrated": CalibratedRecord.from_json,
         "keywords": KeywordsRecord.from_json,
         "offtopic": OfftopicRecord.from_json,
+        "pages": PagesRecord.from_json,
     }
     DEFAULTS: ClassVar[Mapping[str, Json]] = {"skipped": {}, "excludes": []}
 

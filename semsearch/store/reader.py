@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex
+from semsearch.encode.pages import PAGES_VERSION, PageIndex
 from semsearch.errors import (
     BuildInterruptedError,
     IndexCorruptError,
@@ -40,6 +41,9 @@ class StoredIndex:
     keywords: KeywordIndex | None
     identity: tuple[int, int, str]
     """The folder's (device, inode) and the sha256 of its meta.json when read."""
+    pages: PageIndex | None = None
+    """None when not read with the keywords, or built before page evidence (or by another version
+    of it: the next build makes it anew)."""
 
 
 # Reading
@@ -128,6 +132,7 @@ def _read(index_dir: Path, identity: tuple[int, int, str] | None, keywords: bool
         background=np.asarray(offtopic[rows]),
         keywords=_load_keywords(index_dir, meta, len(chunks), problem) if keywords else None,
         identity=identity,
+        pages=load_pages(index_dir, meta, len(chunks), problem) if keywords else None,
     )
 
 
@@ -140,6 +145,23 @@ def _load_keywords(index_dir: Path, meta: IndexMeta, rows: int, problem: str) ->
         return KeywordIndex.load(index_dir, rows, meta.keywords.language)
     except READ_ERRORS as exc:
         raise IndexCorruptError(f"{problem} has an unreadable keyword index ({exc})") from exc
+
+
+def load_pages(index_dir: Path, meta: IndexMeta, rows: int, problem: str) -> PageIndex | None:
+    """The page index (``encode.pages``) the record names; None when it names none or another
+    version's (searched without page evidence until the next build)."""
+    record = meta.pages
+    if record is None or record.version != PAGES_VERSION or meta.keywords is None:
+        return None
+    try:
+        pages = PageIndex.load(index_dir, rows, meta.keywords.language, float(record.linked))
+    except READ_ERRORS as exc:
+        raise IndexCorruptError(f"{problem} has an unreadable page index ({exc})") from exc
+    if pages.count != record.pages:
+        raise IndexCorruptError(
+            f"{problem} has a page index of {pages.count} pages (meta says {record.pages})"
+        )
+    return pages
 
 
 def _load_matrix(path: Path, dim: int) -> np.ndarray:

@@ -1,6 +1,6 @@
-"""The parts of meta.json as typed records (the whole record, ``IndexMeta``, is in ``meta``):
-each file's fingerprint, rows and front matter, the skipped files, the model, the chunking and
-markup settings, the gate's margin, a calibration, the keyword index and the off-topic bank.
+"""The parts of meta.json as typed records (the whole record, ``IndexMeta``, is in ``meta``; each
+file's, ``file_records``): the model, the chunking and markup settings, the gate's margin, a
+calibration, the keyword and page indexes and the off-topic bank.
 
 Each record is made from JSON that ``meta`` has checked (``from_json``) and gives it back as
 meta.json holds it (``to_json``): a field where it was read, a field at its default only when it
@@ -13,11 +13,9 @@ has its default. Two records are equal when their JSON is: a field absent differ
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from functools import cache
 from typing import Any, ClassVar
-
-from semsearch.ingest.frontmatter import RECORD_KEYS, FrontMatter
 
 Json = Any
 """A JSON value as read."""
@@ -94,6 +92,11 @@ class Record:
                 fits[key] = tuple(value)
         return cls(**fits, other=other, read=tuple(obj))
 
+    @classmethod
+    def fits(cls, value: Json) -> bool:
+        """Whether ``value`` is such a record as semsearch writes it: every typed field checks."""
+        return isinstance(value, dict) and all(check(value.get(key)) for key, check in cls.TYPED.items())
+
     def holds(self, key: str) -> bool:
         """Whether meta.json holds the field ``key`` (a record made by this version: all its fields)."""
         return self.read is None or key in self.read
@@ -122,127 +125,6 @@ class Record:
         return self.to_json() == other.to_json()  # type: ignore[attr-defined]
 
     __hash__ = None  # type: ignore[assignment]
-
-
-# Each file's record
-
-_FILE_KEYS = frozenset({"sha256", "size", "mtime_ns", "chunks", "rows", *RECORD_KEYS})
-_NO_FRONT_MATTER = FrontMatter({})
-_NOTHING: Mapping[str, Json] = {}
-_KEYS_READ: dict[tuple[str, ...], tuple[str, ...]] = {}
-
-
-def _built_problem(problem: Mapping[str, Json]) -> bool:
-    """Whether a checked ``front_matter_problem`` is as a build writes it (``FrontMatter.record``)."""
-    return len(problem) == 2 and bool(problem["problem"])
-
-
-"""The few orders of fields file records are read in, each kept once (a million files share them)."""
-
-
-@dataclass(frozen=True, eq=False)
-class FileRecord(Record):
-    """A file a build indexed: its fingerprint (``size`` None: a link not followed), its rows
-    [start, end) (None: an index built before path filters) and its front matter."""
-
-    sha256: str | None = None
-    size: int | None = None
-    mtime_ns: int | None = None
-    chunks: int | None = None
-    rows: tuple[int, int] | None = None
-    front_matter: FrontMatter = _NO_FRONT_MATTER
-    """Held in meta.json as ``front_matter`` and ``front_matter_problem`` (``FrontMatter.record``)."""
-
-    TYPED: ClassVar[Mapping[str, Check]] = dict.fromkeys(
-        ("sha256", "size", "mtime_ns", "chunks", "rows"), _any
-    )
-
-    @classmethod
-    def from_json(cls, obj: Mapping[str, Json]) -> FileRecord:
-        """Made without the generic steps of ``Record.from_json`` or the frozen ``__init__`` (one
-        attribute set at a time): an index holds a record per file, and `ask` reads them all."""
-        read = tuple(obj)
-        keys = _KEYS_READ.setdefault(read, read)
-        other, front_matter = _NOTHING, _NO_FRONT_MATTER
-        if not _FILE_KEYS.issuperset(keys):
-            other = {key: value for key, value in obj.items() if key not in _FILE_KEYS}
-        fields, problem = obj.get("front_matter"), obj.get("front_matter_problem")
-        if fields or problem:
-            front_matter = FrontMatter(
-                fields or {}, *((problem["problem"], problem["line"]) if problem else ())
-            )
-        if ("front_matter" in obj and not fields) or (problem is not None and not _built_problem(problem)):
-            other = {**other, **{key: obj[key] for key in RECORD_KEYS if key in obj}}  # kept as read
-        rows = obj.get("rows")
-        record = object.__new__(cls)  # the fields set as __init__ would, at a fifth of its cost
-        record.__dict__.update(
-            sha256=obj.get("sha256"),
-            size=obj.get("size"),
-            mtime_ns=obj.get("mtime_ns"),
-            chunks=obj.get("chunks"),
-            rows=(rows[0], rows[1]) if rows is not None else None,
-            front_matter=front_matter,
-            other=other,
-            read=keys,
-        )
-        return record
-
-    def fields_json(self) -> dict[str, Json]:
-        return {**super().fields_json(), **self.front_matter.record()}
-
-    def refreshed(self, size: int | None, mtime_ns: int | None, front_matter: FrontMatter) -> FileRecord:
-        """The record of the file unchanged, with its size and mtime as they are now."""
-        other = {key: value for key, value in self.other.items() if key not in RECORD_KEYS}
-        return replace(self, size=size, mtime_ns=mtime_ns, front_matter=front_matter, other=other)
-
-    @property
-    def has_text(self) -> bool:
-        """Whether a search can return it (a file of only front matter and headings has no chunk)."""
-        return self.chunks != 0
-
-
-@dataclass(frozen=True, eq=False)
-class SkippedRecord(Record):
-    """A file a build skipped, and why (its size and mtime: for `ask`'s staleness check)."""
-
-    reason: str
-    size: int | None = None
-    mtime_ns: int | None = None
-
-    TYPED: ClassVar[Mapping[str, Check]] = {"reason": _any, "size": _int_or_none, "mtime_ns": _int_or_none}
-
-
-def files_json(files: Mapping[str, FileRecord | SkippedRecord]) -> dict[str, Json]:
-    return {path: record.to_json() for path, record in files.items()}
-
-
-def with_text(files: Mapping[str, FileRecord]) -> list[str]:
-    """The files a search can return (all but ``without_text``), in recorded order: what build,
-    info, ``ask -v`` and the MCP server count as files."""
-    return [path for path, record in files.items() if record.has_text]
-
-
-def without_text(files: Mapping[str, FileRecord]) -> list[str]:
-    """The files recorded with no chunk: read, but all front matter, headings or comments."""
-    return sorted(path for path, record in files.items() if not record.has_text)
-
-
-def fields_seen(files: Mapping[str, FileRecord]) -> dict[str, int]:
-    """Each front-matter field and how many files have it, most common first."""
-    counts: dict[str, int] = {}
-    for record in files.values():
-        for name in record.front_matter.fields:
-            counts[name] = counts.get(name, 0) + 1
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-
-
-def fields_unread(files: Mapping[str, FileRecord]) -> list[dict]:
-    """The files whose front matter could not be read: ``{"path", "problem", "line"}`` each."""
-    return [
-        {"path": path, "problem": record.front_matter.problem, "line": record.front_matter.line}
-        for path, record in files.items()
-        if record.front_matter.problem
-    ]
 
 
 # The index's settings
@@ -278,11 +160,6 @@ class MarkupRecord(Record):
 
     TYPED: ClassVar[Mapping[str, Check]] = {"version": is_int, "rules": _texts, "parser_plugins": _texts}
 
-    @classmethod
-    def fits(cls, value: Json) -> bool:
-        """Whether ``value`` is a markup record as semsearch writes it (else it is kept as read)."""
-        return isinstance(value, dict) and all(check(value.get(key)) for key, check in cls.TYPED.items())
-
 
 @dataclass(frozen=True, eq=False)
 class ChunkingRecord(Record):
@@ -293,6 +170,9 @@ class ChunkingRecord(Record):
     context: str | None = None
     chunker_version: int | None = None
     markup: MarkupRecord | None = None
+    titles: int | None = None
+    """The version of the page titles recorded with the chunks (None: none recorded, as before
+    page evidence: the next build re-chunks every file, keeping the vectors of unchanged texts)."""
 
     TYPED: ClassVar[Mapping[str, Check]] = {
         "max_tokens": _any,
@@ -300,6 +180,7 @@ class ChunkingRecord(Record):
         "context": _text_or_none,
         "chunker_version": _int_or_none,
         "markup": lambda v: v is None or MarkupRecord.fits(v),
+        "titles": _int_or_none,
     }
     NESTED: ClassVar[Mapping[str, type[Record]]] = {"markup": MarkupRecord}
 
@@ -372,6 +253,22 @@ class CalibratedRecord(Record):
         "method": _text_or_none,
         "questions_file": _text_or_none,
         "questions": _int_or_none,
+    }
+
+
+@dataclass(frozen=True, eq=False)
+class PagesRecord(Record):
+    """The page index a build made (``encode.pages``): its version, pages, and the share of pages
+    whose title another page mentions."""
+
+    version: int
+    pages: int
+    linked: float
+
+    TYPED: ClassVar[Mapping[str, Check]] = {
+        "version": is_int,
+        "pages": is_int,
+        "linked": lambda v: type(v) in (int, float) and 0 <= v <= 1,
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from semsearch.encode.keywords import FILES as KEYWORD_FILES
+from semsearch.encode.pages import FILES as PAGE_FILES
 from semsearch.store.chunkfile import CHECKSUMS_FILE, CHUNKS_FILE, OFFSETS_FILE
 
 INDEX_FORMAT = 1
@@ -21,6 +22,7 @@ INDEX_FILES = (
     OFFSETS_FILE,
     CHECKSUMS_FILE,
     *KEYWORD_FILES,
+    *PAGE_FILES,
     META_FILE,
 )
 

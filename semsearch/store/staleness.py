@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from semsearch.store.records import FileRecord, SkippedRecord
+from semsearch.store.file_records import FileRecord, SkippedRecord
 from semsearch.util.printable import unreadable
 
 

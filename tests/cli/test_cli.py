@@ -47,6 +47,7 @@ def test_ask_json_shape(fake_sample_store):
     fields = {
         "rank",
         "score",
+        "ranking_score",
         "location",
         "file_line",
         "path",
@@ -71,7 +72,8 @@ def test_ask_json_shape(fake_sample_store):
         else (f"lines {first['start_line']}–{first['end_line']}")
     )
     assert first["location"] == f"{first['source']} › {first['section']} ({lines})"
-    assert first["file_line"].endswith(f"{first['source']}:{first['start_line']}")
+    # file_line: the first line the snippet shows, which the human output prints first (issue 40)
+    assert first["file_line"].endswith(f"{first['source']}:{first['snippet']['start_line']}")
     assert first["start_line"] <= first["end_line"]
     dense = json.loads(
         run(
@@ -94,7 +96,7 @@ def test_ask_human_output_names_source_section_and_lines(sample_store):
     result = run("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_store)
     assert result.exit_code == 0, result.output
     first = result.stdout.splitlines()[0]
-    assert re.match(r"^0\.\d{3}  \S*dostawa\.md:\d+  Dostawa › .* \(lines? \d+", first), first
+    assert re.match(r"^\d\.\d{3}  \S*dostawa\.md:\d+  Dostawa › .* \(lines? \d+", first), first
 
 
 @pytest.mark.slow
@@ -160,22 +162,30 @@ def test_build_refuses_to_replace_a_folder_that_is_not_an_index(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_lower_cosine_listed_first_is_explained(sample_index):
-    """Issue 14: the order and the number shown must not contradict each other unexplained."""
+def test_the_printed_score_is_the_order_and_the_cosine_stays_in_json(sample_index):
+    """Issue 14, then 40: a list printing cosines in fused order read as wrong at first glance
+    (0.895 above 0.898); it prints the score it is ordered by, says in one line what that is, and
+    --json keeps each cosine (the gate's) beside it."""
     question = "§ 7 regulaminu"
     data = json.loads(run("ask", question, "--index", sample_index, "--json", "-k", "3").stdout)
     assert data["ranked_by"].startswith("passages holding what the question names verbatim first")
     assert data["results"] and all(r["exact"] for r in data["results"])  # every chunk of § 7 names it
     scores = [r["score"] for r in data["results"]]
-    text = run("ask", question, "--index", sample_index, "-k", "3").stdout
     assert scores != sorted(scores, reverse=True)  # 0.839 listed above 0.845 with the default model
-    assert "Listed by passages holding what the question names verbatim first" in text
+    text = run("ask", question, "--index", sample_index, "-k", "3").stdout
+    assert [line.split()[0] for line in text.splitlines() if "regulamin.md:" in line] == ["exact"] * 3
+    assert "exact: holds what the question names verbatim, listed first." in text
     plain = ("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", sample_index, "-k", "3")
-    reordered = [r["score"] for r in json.loads(run(*plain, "--json").stdout)["results"]]
-    # a question in plain words is fused with keywords too: the note says so when they reorder
-    note = "Listed by cosine similarity fused with keyword (BM25) scores" in run(*plain).stdout
-    assert note == (reordered != sorted(reordered, reverse=True))
-    assert "Listed by" not in run(*plain, "--mode", "dense").stdout  # cosine order needs no note
+    results = json.loads(run(*plain, "--json").stdout)["results"]
+    printed = [line.split()[0] for line in run(*plain).stdout.splitlines() if ".md:" in line]
+    assert printed == [f"{r['ranking_score']:.3f}" for r in results]
+    assert all(r["ranking_score"] != r["score"] for r in results)  # fused: not the cosine
+    assert "Scores combine meaning and keywords, ordering the list" in run(*plain).stdout
+    dense = run(*plain, "--mode", "dense").stdout
+    assert "Scores" not in dense  # the cosine, which the gate reads: nothing to say
+    printed = [line.split()[0] for line in dense.splitlines() if ".md:" in line]
+    cosines = [r["score"] for r in json.loads(run(*plain, "--mode", "dense", "--json").stdout)["results"]]
+    assert printed == [f"{score:.3f}" for score in cosines]
 
 
 @pytest.mark.slow
@@ -193,7 +203,7 @@ def test_a_refusal_says_how_close_the_best_passage_came(sample_index):
     assert refused.exit_code == 1
     data = json.loads(refused.stdout)
     assert data["results"] == [] and data["best_score"] < data["threshold"]
-    assert f"(best {data['best_score']:.3f}, needed {data['threshold']:.3f})" in data["reason"]
+    assert f"(best similarity {data['best_score']:.3f}, needed {data['threshold']:.3f})" in data["reason"]
     question = "Jaka jest pogoda w Krakowie?"
     anything = json.loads(run("ask", question, "--index", sample_index, "--json", "--min-score", "-1").stdout)
     assert data["best_score"] == pytest.approx(max(r["score"] for r in anything["results"]))
@@ -217,14 +227,14 @@ def test_no_answer_is_said_in_a_readers_words_with_the_closest_passage(sample_in
     refusal, shown = result.stdout.splitlines()
     assert refusal == (
         "No answer: nothing in the indexed documents matches this question closely enough "
-        f"(best {data['best_score']:.3f}, needed {data['threshold']:.3f})."
+        f"(best similarity {data['best_score']:.3f}, needed {data['threshold']:.3f})."
     )
     where = f"{closest['file_line']} {closest['section']}"
-    assert shown == f"Closest, below the threshold: {where} ({closest['score']:.3f})"
+    assert shown == f"Closest, below the threshold: {where} (similarity {closest['score']:.3f})"
     assert "bank" not in result.stdout
     prompt = run("ask", question, "--index", sample_index, "--context")
     assert prompt.exit_code == 1 and prompt.stdout == ""  # no prompt for a model on no answer
     assert prompt.stderr.splitlines() == [refusal, shown]
     cutoff = json.loads(run("ask", question, "--index", sample_index, "--json", "--min-score", "0.99").stdout)
-    assert cutoff["reason"].startswith("no passage reaches the cosine cutoff you set (best ")
+    assert cutoff["reason"].startswith("no passage reaches the cosine cutoff you set (best similarity ")
     assert cutoff["closest"]["file_line"] == closest["file_line"]

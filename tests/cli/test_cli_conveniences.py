@@ -137,7 +137,7 @@ def test_locations_open_in_an_editor_and_paths_are_taken_as_the_shell_gives_them
         assert first["path"] == str(SAMPLE_DOCS / "regulamin.md")
         assert first["file_line"] == f"docs/regulamin.md:{first['start_line']}"
     human = run("ask", question, "--path", "docs/", "--index", sample_index, "-k", "1")
-    assert human.exit_code == 0 and re.match(r"^0\.\d{3}  docs/\S+\.md:\d+  ", human.stdout)
+    assert human.exit_code == 0 and re.match(r"^\d\.\d{3}  docs/\S+\.md:\d+  ", human.stdout)
 
 
 def test_eval_sources_may_be_written_as_the_shell_gives_them(fake_sample_index, tmp_path, monkeypatch):

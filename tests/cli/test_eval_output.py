@@ -78,7 +78,7 @@ def test_eval_through_a_pipe_prints_each_miss_on_one_labelled_line(sample_index)
             assert "(refused by the no-answer gate)" in line and f"< threshold {row['threshold']:.3f}" in line
     for kind in {row["kind"] for row in rows}:
         count = sum(row["kind"] == kind for row in rows)
-        assert sum(line.startswith(f"  {kind}: {count} questions, top-1 ") for line in lines) == 1
+        assert sum(line.startswith(f"  {kind}: {count} questions, passage top-1 ") for line in lines) == 1
 
 
 def test_eval_help_says_what_the_fields_and_options_mean():

@@ -16,7 +16,8 @@ from semsearch.cli.commands import app
 from semsearch.cli.render.gate_picture import BAR, print_picture
 from semsearch.cli.render.terminal import console
 from semsearch.evaluation.picture import gate_picture
-from semsearch.evaluation.quality import Question, QuestionResult
+from semsearch.evaluation.quality import QuestionResult
+from semsearch.evaluation.questions import Question
 from tests.helpers import DATA, pierogi_chunks
 
 runner = CliRunner()

@@ -28,8 +28,10 @@ from semsearch.cli.render import output as render
 from semsearch.cli.render import terminal
 from semsearch.collection import Collection
 from semsearch.errors import UsageError
-from semsearch.evaluation.quality import Question, evaluate
+from semsearch.evaluation.quality import evaluate
+from semsearch.evaluation.questions import Question
 from semsearch.retrieve.opening import load_index
+from semsearch.retrieve.summary import summarize
 from tests.helpers import REPO, semsearch_here, write
 
 RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -116,7 +118,7 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(
     report = build_index(docs, index_dir, embedder=fake_embedder)
     assert report.files + len(report.skipped) == files and report.files > files * 0.9  # a few: binary
     render_build.print_build_summary(report, terminal.SHOWN, verbose=True)
-    render_info.print_info(load_index(index_dir))
+    render_info.print_info(summarize(load_index(index_dir)), [])
     asked = 0
     with Collection(index_dir, embedder=fake_embedder) as collection:
         for _ in range(asks):
@@ -128,7 +130,7 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(
         questions = [
             Question(n, hostile(rng), sources=(), kind=hostile(rng)) for n in range(1, asks // 2 + 1)
         ]
-        render_eval.print_eval(evaluate(collection.index, fake_embedder, questions, k=3))
+        render_eval.print_eval(evaluate(collection, questions, k=3))
     terminal.warning(f"skipped {hostile(rng, name=True)}: {hostile(rng)}")
     terminal.error(hostile(rng))
     out, err = capsys.readouterr()

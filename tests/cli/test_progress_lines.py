@@ -32,14 +32,20 @@ def test_a_line_when_each_phase_starts_then_one_every_interval_with_the_time_lef
         clock.now += 1
         report(Step("embedding", 100 * done, 10_000, "tokens", min(16 * done, 1600), 1600))
     report(Step("calibrating"))
-    assert lines[:3] == [
+    assert lines[:4] == [
         "Finding Markdown files...",
         "Embedding: 16/1,600 chunks (1% of the text)",
-        "Embedding: 176/1,600 chunks (11% of the text), about 1 min 29 s left",  # 10 s later, at 100 tokens/s
+        # after one more batch, at once: the time left and the whole embedding's, at 100 tokens/s
+        "Embedding: 32/1,600 chunks (2% of the text), about 1 min 38 s left, about 1 min 40 s in all",
+        # 10 s on
+        "Embedding: 192/1,600 chunks (12% of the text), about 1 min 28 s left, about 1 min 40 s in all",
     ]
-    assert len(lines) == 1 + 10 + 1 and lines[-1] == "Calibrating the no-answer gate..."
+    assert len(lines) == 1 + 11 + 1 and lines[-1] == "Calibrating the no-answer gate..."
     # durations.py: tenths under 10 s
-    assert lines[-2] == "Embedding: 1,456/1,600 chunks (91% of the text), about 9.0 s left"
+    assert (
+        lines[-2]
+        == "Embedding: 1,472/1,600 chunks (92% of the text), about 8.0 s left, about 1 min 40 s in all"
+    )
 
 
 def test_splitting_lines_count_files_and_the_chunks_so_far():

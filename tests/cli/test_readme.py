@@ -28,7 +28,7 @@ README = REPO / "README.md"
 DOCUMENTS = [README, REPO / "DESIGN.md", REPO / "CONTRIBUTING.md", REPO / "bench" / "RESULTS.md"]
 README_MAX_LINES = 250  # a user's first page; design notes and measurements live elsewhere
 SCORE_TOLERANCE = 0.005
-RESULT_LINE = re.compile(r"^(\d+\.\d+)  (\S.*)$")
+RESULT_LINE = re.compile(r"^(\d+\.\d+|exact)  (\S.*)$")
 DECIMAL = re.compile(r"\d+\.\d+")
 DURATION = re.compile(r"\b(\d+ h \d+ min|\d+ min \d+ s|\d+(\.\d)? s)\b")
 """A time as ``cli/render/durations.py`` writes it (a build's: it moves with the machine)."""
@@ -173,12 +173,13 @@ def run(example: Example, extra: list[str], env: dict[str, str] | None = None):
     return result
 
 
-def results(lines: list[str]) -> list[tuple[float, str, list[str]]]:
-    """(score, location, snippet lines) of each result in printed `ask` output."""
-    found: list[tuple[float, str, list[str]]] = []
+def results(lines: list[str]) -> list[tuple[float | None, str, list[str]]]:
+    """(score, location, snippet lines) of each result in printed `ask` output (score None:
+    ``exact``, a passage listed first for holding what the question names)."""
+    found: list[tuple[float | None, str, list[str]]] = []
     for line in lines:
         if match := RESULT_LINE.match(line):
-            found.append((float(match[1]), match[2], []))
+            found.append((None if match[1] == "exact" else float(match[1]), match[2], []))
         elif found and line.startswith(" ") and line.strip():
             found[-1][2].append(line.strip())
     return found
@@ -190,7 +191,7 @@ def assert_snippet_shown(readme: list[str], real: list[str], where: str) -> None
 
 
 CLOSEST_WORDS = "Closest, below the threshold: "
-CLOSEST = re.compile(rf"^{CLOSEST_WORDS}(\S+) .* \((\d+\.\d+)\)$")
+CLOSEST = re.compile(rf"^{CLOSEST_WORDS}(\S+) .* \(similarity (\d+\.\d+)\)$")
 
 
 def cosines_of(example: Example, extra: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
@@ -232,7 +233,11 @@ def assert_output_matches(example: Example, stdout: str, cosines: dict[str, floa
         expected_results, real_results, strict=True
     ):
         assert location == real_location, f"{where}: README {location!r}, real {real_location!r}"
-        assert abs(score - real_score) <= SCORE_TOLERANCE, f"{where}: score {score}, real {real_score}"
+        assert (
+            (score == real_score)
+            if None in (score, real_score)
+            else abs(score - real_score) <= SCORE_TOLERANCE
+        ), f"{where}: score {score}, real {real_score}"
         assert_snippet_shown(snippet, real_snippet, where)
     others = [line for line in shown if not RESULT_LINE.match(line) and not line.startswith(" ")]
     real_others = [line for line in real if not RESULT_LINE.match(line) and not line.startswith(" ")]

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
-from semsearch.retrieve.search import identifiers
+from semsearch.retrieve.lexing import identifiers
 from tests.helpers import DATA, SAMPLE_DOCS
 
 runner = CliRunner()
@@ -231,7 +231,7 @@ def test_ask_shows_the_list_item_that_matched_and_full_shows_the_whole_passage(s
     shown = [line[7:] for line in short.stdout.splitlines()[1:] if line.strip()]
     assert any(line.startswith("- **PAY-517** –") for line in shown), short.stdout  # marker kept
     assert "…" in short.stdout and len(short.stdout) < len(full.stdout)
-    whole = [line[7:] for line in full.stdout.splitlines()[1:] if line.strip()]
+    whole = [line[7:] for line in full.stdout.splitlines()[1:] if line.strip() and line.startswith(" " * 7)]
     assert whole == [line for line in passage.splitlines() if line.strip()]
 
 

@@ -97,12 +97,13 @@ def test_build_then_search_through_the_front_door(tmp_path):
 
 def test_eval_decides_exactly_as_ask_does(fake_sample_store):
     """One decision path: for every sample question, eval's "answered" equals the front door's."""
-    from semsearch.evaluation.quality import evaluate, load_questions
+    from semsearch.evaluation.quality import evaluate
+    from semsearch.evaluation.questions import load_questions
     from tests.helpers import DATA
 
     questions = load_questions(DATA / "docs_questions.jsonl")
     with Collection(fake_sample_store) as docs:
-        report = evaluate(docs.index, docs.embedder, questions)
+        report = evaluate(docs, questions)
         answers = docs.search_many([q.question for q in questions], k=1)
     assert len(report.results) == len(answers) == len(questions)
     assert [r.passes for r in report.results] == [a.answered for a in answers]
@@ -113,7 +114,8 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(fake_sample_st
     """An outside probe: with keywords fused into the ranking, "error 404 page not found" was
     refused at k=1 (its first passage below the line) and answered at k=3 (a passage further
     down above it), and the "best" score told differed with k."""
-    from semsearch.evaluation.quality import evaluate, load_questions
+    from semsearch.evaluation.quality import evaluate
+    from semsearch.evaluation.questions import load_questions
     from tests.helpers import DATA
 
     questions = load_questions(DATA / "docs_questions.jsonl") + load_questions(
@@ -123,9 +125,10 @@ def test_k_changes_what_is_shown_never_whether_there_is_an_answer(fake_sample_st
     with Collection(fake_sample_store) as docs:
         vectors = docs.embedder.embed_queries(texts)  # once: the front door's search, below it
         by_k = {
-            k: [docs.index.search(t, v, k) for t, v in zip(texts, vectors, strict=True)] for k in (1, 3, 10)
+            k: [docs.searcher.search(t, v, k) for t, v in zip(texts, vectors, strict=True)]
+            for k in (1, 3, 10)
         }
-        passes = [r.passes for r in evaluate(docs.index, docs.embedder, questions).results]
+        passes = [r.passes for r in evaluate(docs, questions).results]
     for k, answers in by_k.items():
         assert [a.answered for a in answers] == [a.answered for a in by_k[1]], k
         assert [a.best_score for a in answers] == [a.best_score for a in by_k[1]], k

@@ -62,6 +62,19 @@ def print_build_summary(report: BuildReport, notes: Notes, verbose: bool = False
     )
 
 
+WATCHED_FOLDER = {
+    "removed": "is gone (removed or moved away): watching for a folder at that path",
+    "replaced": "was replaced by another folder: watching the new one",
+    "back": "is back: watching it",
+}
+"""What ``watch`` says when its documents folder goes or comes (by the path it watches)."""
+
+
+def watched_folder(folder: object, state: str) -> None:
+    """``watch``'s line (stdout, with the build summaries) when its documents folder ``state``."""
+    _say(("Documents folder", "yellow"), f" {folder}/ {WATCHED_FOLDER[state]}")
+
+
 def after_reading(progress: Callable[[Step], None]) -> Callable[[Step], None]:
     """``progress`` from the phase after reading on: an up-to-date index (``ask --refresh``
     with nothing changed) shows none."""
@@ -244,9 +257,12 @@ def _bar() -> Iterator[Callable[[Step], None]]:
 
 class ProgressLines:
     """Build progress for a log or a pipe: a plain line when a phase starts, then one every
-    ``interval`` seconds while it lasts, with how far it is and, once measured, the time left
-    (``Embedding: 1,200/3,355 chunks (36% of the text), about 2 min 10 s left``). No bar, no carriage
-    return, no colour: what a CI log or ``| tee`` shows as it comes."""
+    ``interval`` seconds while it lasts, with how far it is and, once measured, the time left and
+    the phase's whole time (``Embedding: 1,200/3,355 chunks (36% of the text), about 2 min 10 s
+    left, about 3 min 20 s in all``). The first measure (the second batch embedded: the rate of
+    one batch) is said at once, not an interval later: a long build says how long it will take
+    from its start. No bar, no carriage return, no colour: what a CI log or ``| tee`` shows as it
+    comes."""
 
     def __init__(
         self,
@@ -261,26 +277,35 @@ class ProgressLines:
         self.said = 0.0
         self.first: tuple[float, int] = (0.0, 0)
         """When the phase's first update came, and how far it was then."""
+        self.timed = False
+        """Whether a line of this phase has said its time yet (embedding says it at once)."""
 
     def __call__(self, step: Step) -> None:
         now = self.clock()
         if step.phase != self.phase:
-            self.phase, self.said, self.first = step.phase, now, (now, step.done)
+            self.phase, self.said, self.first, self.timed = step.phase, now, (now, step.done), False
             self.say(progress_line(step))
-        elif now - self.said >= self.interval:
-            self.said = now
-            self.say(progress_line(step, self._seconds_left(step, now)))
+            return
+        rate = self._rate(step, now)
+        first_measure = rate is not None and not self.timed and step.phase == "embedding"
+        if now - self.said >= self.interval or first_measure:
+            self.said, self.timed = now, self.timed or rate is not None
+            if rate is None or step.total is None:
+                self.say(progress_line(step))
+            else:
+                self.say(progress_line(step, (step.total - step.done) / rate, step.total / rate))
 
-    def _seconds_left(self, step: Step, now: float) -> float | None:
-        """The rest of the phase at its rate since its first update (None: no measure yet)."""
+    def _rate(self, step: Step, now: float) -> float | None:
+        """The phase's rate (units a second) since its first update (None: no measure yet)."""
         since, done_then = self.first
         if step.total is None or step.done <= done_then or now <= since:
             return None
-        return (step.total - step.done) * (now - since) / (step.done - done_then)
+        return (step.done - done_then) / (now - since)
 
 
-def progress_line(step: Step, seconds_left: float | None = None) -> str:
-    """One plain line of build progress: the phase, how far it is, the time left if known."""
+def progress_line(step: Step, seconds_left: float | None = None, seconds_in_all: float | None = None) -> str:
+    """One plain line of build progress: the phase, how far it is, the time left and the
+    phase's whole time if known."""
     label = PHASES.get(step.phase, step.phase)
     if step.total is None:
         return f"{label}..."
@@ -293,7 +318,8 @@ def progress_line(step: Step, seconds_left: float | None = None) -> str:
         if step.chunks is not None:
             count += f", {step.chunks:,} chunk{'s' * (step.chunks != 1)} so far"
     left = f", about {duration(seconds_left)} left" if seconds_left is not None else ""
-    return f"{label}: {count}{left}"
+    in_all = f", about {duration(seconds_in_all)} in all" if seconds_in_all is not None else ""
+    return f"{label}: {count}{left}{in_all}"
 
 
 def _time_columns() -> tuple:
@@ -307,7 +333,9 @@ def _time_columns() -> tuple:
         def render(self, task) -> Text:
             if task.total is None or not task.speed or task.finished:
                 return Text("")
-            return Text(f"{task.speed:,.0f}/s, {duration((task.total - task.completed) / task.speed)} left")
+            left = (task.total - task.completed) / task.speed
+            in_all = (task.elapsed or 0.0) + left
+            return Text(f"{task.speed:,.0f}/s, {duration(left)} left of about {duration(in_all)}")
 
     class Elapsed(ProgressColumn):
         def render(self, task) -> Text:

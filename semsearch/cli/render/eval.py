@@ -12,6 +12,9 @@ from semsearch.evaluation.picture import GatePicture, gate_picture
 from semsearch.ingest.chunk import PATH_SEPARATOR
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
     from semsearch.evaluation.quality import EvalReport, QuestionResult
 
 
@@ -105,11 +108,20 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         (counted(m["questions"], "question"), "bold"),
         f" ({m['answerable']:,} answerable, {m['unanswerable']:,} not), {report.mode} search",
     )
-    _say(f"  top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   MRR@10 {_number(m['mrr'])}")
+    _say(
+        f"  passage-level: top-1 {_pct(m['top1'])}   top-3 {_pct(m['top3'])}{topk}   "
+        f"MRR@10 {_number(m['mrr'])}{_sources_only(report)}"
+    )
     if set(recall) - {"1", "3"}:
         _say(
-            "  recall@k (the right passage anywhere in the top k): "
+            "  passage-level recall@k (the right passage anywhere in the top k): "
             + "   ".join(f"@{n} {_pct(value)}" for n, value in recall.items())
+        )
+    if (files := m.get("file")) and files["questions"]:
+        _say(
+            f"  right file (of {counted(files['questions'], 'question')} naming their source): "
+            f"Hit@1 {_pct(files['hit1'])}   Hit@3 {_pct(files['hit3'])}   MRR@{files['depth']} "
+            f"{_number(files['mrr'])}   nDCG@5 {_number(files['ndcg5'])}"
         )
     _say(
         f"  {_cut_words(report)}: answered {_pct(m['answered'])} of answerable "
@@ -129,13 +141,20 @@ def print_eval(report: EvalReport, calibrated: bool = False) -> None:
         _print_plain(report)
 
 
+def _sources_only(report: EvalReport) -> str:
+    """What "the right passage" is for questions labelled with a file alone: any of its passages."""
+    if any(r.question.sources and not r.question.answers for r in report.results):
+        return " (a question with a source and no answer: any passage of that file is right)"
+    return ""
+
+
 def _print_tables(report: EvalReport) -> None:
     """On a terminal: the per-kind figures and the misses as tables, fitted to its width."""
     from rich.table import Table
 
     if report.by_kind:
         kinds = Table(title="By kind", expand=False)
-        for column in ("kind", "questions", "top-1", "top-3", "answered", "rejected"):
+        for column in ("kind", "questions", "passage top-1", "passage top-3", "answered", "rejected"):
             kinds.add_column(column, justify="left" if column == "kind" else "right")
         for kind, km in report.by_kind.items():
             kinds.add_row(
@@ -159,7 +178,12 @@ def _print_tables(report: EvalReport) -> None:
     console().print(table)
 
 
-_KIND_FIGURES = (("top-1", "top1"), ("top-3", "top3"), ("answered", "answered"), ("rejected", "rejected"))
+_KIND_FIGURES = (
+    ("passage top-1", "top1"),
+    ("passage top-3", "top3"),
+    ("answered", "answered"),
+    ("rejected", "rejected"),
+)
 
 
 def _print_plain(report: EvalReport) -> None:
@@ -227,3 +251,21 @@ def _cut_words(report: EvalReport, value: float | None = None) -> str:
     if report.legacy_gate:
         return f"cosine floor {value:.3f}"
     return f"no-answer margin {value:+.3f}"
+
+
+def starter_written(path: Path, rows: Sequence[dict]) -> None:
+    """After ``eval --init``: what the starter file holds, and what to do with it."""
+    import shlex
+
+    files = len({row["source"] for row in rows})
+    drafts = (
+        f"{counted(len(rows), 'draft question')} from the headings of {counted(files, 'file')}"
+        if rows
+        else "no draft (the indexed documents have no headings: write your own questions)"
+    )
+    run = "semsearch eval" + ("" if str(path) == "questions.jsonl" else f" {shlex.quote(str(path))}")
+    _say(
+        f"Wrote {path}: {drafts}, and one question the documents cannot answer. Reword each as a "
+        f'reader would ask it, add an "answer" (text the passage that answers holds) where you can, '
+        f"then run `{run}`."
+    )

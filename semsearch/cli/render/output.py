@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from semsearch.collection import Answer
     from semsearch.context.prompt import Prompt
     from semsearch.retrieve.index import Index
+    from semsearch.retrieve.question import ParsedQuestion
     from semsearch.retrieve.search import Hit
 
 INDENT = " " * 7
@@ -96,21 +97,23 @@ def display_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def where(hit: Hit) -> str:
-    """``docs/zwroty.md:41``: a location a terminal and an editor can open."""
-    return f"{display_path(hit.path or hit.source)}:{hit.chunk.start_line}"
+def where(hit: Hit, line: int | None = None) -> str:
+    """``docs/zwroty.md:41``: a location a terminal and an editor can open, at ``line`` (the
+    first line shown of the passage) or at the passage's first line."""
+    return f"{display_path(hit.path or hit.source)}:{line or hit.chunk.start_line}"
 
 
-def hit_dict(hit: Hit, question: str | None = None) -> dict:
+def hit_dict(hit: Hit, question: str | ParsedQuestion | None = None) -> dict:
     """A result for --json; with ``question``, also its snippet and the lines it shows."""
     chunk = hit.chunk
     shown = None if question is None else hit.snippet(question)
     return {
         "rank": hit.rank,
         "score": round(hit.score, 6),
+        **({} if hit.ranking_score is None else {"ranking_score": round(hit.ranking_score, 6)}),
         "exact": hit.exact,
         "location": hit.location,
-        "file_line": where(hit),
+        "file_line": where(hit, shown.start_line if shown else None),
         "path": hit.path,
         "source": chunk.source,
         "section": chunk.section,
@@ -135,8 +138,8 @@ def ask_json(question: str, result: Answer) -> dict:
         "reason": result.reason,
         "ranked_by": result.ranked_by,
         **_decision(result),
-        "results": [hit_dict(hit, result.question) for hit in result.hits],
-        "closest": None if result.closest is None else hit_dict(result.closest, result.question),
+        "results": [hit_dict(hit, result.asked) for hit in result.hits],
+        "closest": None if result.closest is None else hit_dict(result.closest, result.asked),
     }
 
 
@@ -215,7 +218,7 @@ def closest(result: Answer, stderr: bool = False) -> None:
     _say(
         label,
         (where(hit), "magenta"),
-        f" {hit.section or hit.source} ({hit.score:.3f})",
+        f" {hit.section or hit.source} (similarity {hit.score:.3f})",
         stderr=stderr,
         style="dim",
     )
@@ -240,7 +243,9 @@ def missing_names(result: Answer, stderr: bool = False) -> None:
 
 
 def print_result(result: Answer, full: bool = False) -> None:
-    """Each result's score, location and snippet (``full``: its whole passage)."""
+    """Each result's score (the one the list is ordered by), location (at the first line shown)
+    and snippet (``full``: its whole passage), then what the scores are when they are not the
+    cosine the gate reads."""
     if not result.answered:
         _say(f"No answer: {result.reason}.")
         closest(result)
@@ -250,26 +255,53 @@ def print_result(result: Answer, full: bool = False) -> None:
         lines = (
             f"line {hit.lines[0]}" if hit.lines[0] == hit.lines[1] else f"lines {hit.lines[0]}–{hit.lines[1]}"
         )
+        snippet = None if full else hit.snippet(result.asked)
         _say(
-            (f"{hit.score:.3f}", "bold cyan"),
+            (shown_score(hit), "bold cyan"),
             "  ",
-            (where(hit), "bold magenta"),
+            (where(hit, snippet.start_line if snippet else None), "bold magenta"),
             "  ",
             (f"{hit.section or hit.source} ({lines})", "bold"),
         )
-        text = hit.chunk.text if full else hit.snippet(result.question).text
+        text = hit.chunk.text if snippet is None else snippet.text
         for line in text.split("\n"):
             if line.strip() or full:  # a snippet's paragraphs stay apart from the next result
                 _say(INDENT + line if line.strip() else "", style="dim" if hit.rank > 1 else None)
         _say()
-    scores = [hit.score for hit in result.hits]
-    if scores != sorted(scores, reverse=True):  # say why a lower cosine is listed above a higher one
-        _say(
-            f"Listed by {result.ranked_by}; each score is the passage's cosine similarity, which "
-            f"the no-answer gate reads (this question's threshold {result.threshold:.3f}).",
-            style="dim",
-        )
+    legend = score_legend(result)
+    if legend:
+        _say(legend, style="dim")
     missing_names(result)
+
+
+EXACT = "exact"
+"""Printed for a passage listed first because it holds what the question names verbatim."""
+
+
+def shown_score(hit: Hit) -> str:
+    """The number the list is ordered by (``Hit.ranking_score``), in five characters as a cosine
+    is (``0.897``, ``1.318``, a BM25 ``12.47``); ``exact`` for a passage listed first for holding
+    what the question names."""
+    if hit.exact:
+        return EXACT
+    value = hit.score if hit.ranking_score is None else hit.ranking_score
+    digits = 3 if abs(value) < 10 else 2 if abs(value) < 100 else 1
+    return f"{value:.{digits}f}"
+
+
+def score_legend(result: Answer) -> str | None:
+    """One line saying what the printed scores are, when they are not the cosine the gate reads
+    (hybrid and keyword modes), and what ``exact`` means when one is printed."""
+    exact = any(hit.exact for hit in result.hits)
+    rest = "the rest" if exact else "the list"
+    if result.mode == "keyword":
+        scores = f"Scores are keyword (BM25) scores, ordering {rest}"
+    elif result.fused:
+        scores = f"Scores combine meaning and keywords, ordering {rest}"
+    else:
+        return None
+    first = f"{EXACT}: holds what the question names verbatim, listed first. " if exact else ""
+    return f"{first}{scores}; to answer, a passage needs enough similarity in meaning alone (--json: score)."
 
 
 def question_cut(asked: str, searched: str, limit: int, notes: Notes) -> None:
@@ -316,7 +348,7 @@ def search_details(
     index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer, notes: Notes
 ) -> None:
     """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
-    from semsearch.store.records import with_text
+    from semsearch.store.file_records import with_text
 
     files, chunks = len(with_text(index.meta.files)), len(index.chunks)
     notes.note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")

@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import re
 import sys
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from semsearch.ingest.markup import blocks, html, inline, myst
 from semsearch.ingest.markup.edits import Edit, apply, resolve
+from semsearch.ingest.markup.scan import NextMatch
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
 
-MARKUP_VERSION = 3
+MARKUP_VERSION = 4
 """Raised when a rule changes what chunk text holds (2: MyST, escapes, icons, keys, reference
-definitions between blocks; 3: pymdownx.blocks, alt texts read as Markdown, mdBook includes)."""
+definitions between blocks; 3: pymdownx.blocks, alt texts read as Markdown, mdBook includes;
+4: code spans in link text, Hugo shortcodes as a URL or alone in indented code, Docsy tab labels,
+reference definitions quoted or with their URL on the next line)."""
 Rule = Callable[[str, int, int], Iterator[Edit]]
 RULES: tuple[Rule, ...] = (
     inline.escapes,
@@ -65,19 +68,23 @@ _MDBOOK_INCLUDE = re.compile(
     r"^[ \t]*\{\{#(?:include|rustdoc_include|playground)\b[^}\n]*\}\}[ \t]*\n?", re.MULTILINE
 )
 """An mdBook include alone on a line of code (``{{#rustdoc_include ../listings/main.rs}}``)."""
+_HUGO_LINES = re.compile(r"(?:(?:[ \t]*(?:\{\{<[^{}\n]*>\}\}|\{\{%[^{}\n]*%\}\}))+[ \t]*(?:\n|\Z)|[ \t]*\n)+")
+"""Lines of Hugo shortcodes and nothing else (``{{% /tab %}} {{% tab Docker %}}``)."""
 _BACKTICKS = re.compile(r"`+")
 _NOT_IN_HEADINGS = {inline.ESCAPE, myst.FIELD}
 _HEADING_KEYS = re.compile(r"[ \t]+\{[ \t]*[\w-]+(?:[ \t]+[\w-]+)*[ \t]*\}[ \t]*$")
 BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
+_LINE_BREAK = re.compile("\n")
 _AFTER_ALL = sys.maxsize
 
 
 def code_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Inline code spans in ``text[start:end]`` (backtick runs closed by as many in the paragraph)."""
     spans, position = [], start
+    blank_lines = NextMatch(BLANK_LINE, text, end)
     while (opener := _BACKTICKS.search(text, position, end)) is not None:
-        close = code_span_end(text, opener, end)
+        close = code_span_end(text, opener, end, blank_lines)
         spans.append((opener.start(), close)) if close else None
         position = close or opener.end()
     return spans
@@ -131,26 +138,43 @@ def _cuts_into(edit: Edit, spans: list[tuple[int, int]]) -> bool:
 
 def _blank_lines_taken(text: str, edits: list[Edit]) -> list[Edit]:
     """Lines the edits leave blank go whole, with their line break, and when a blank line comes
-    before them, the blank lines after them too (as an HTML comment alone on its line does)."""
+    before them, the blank lines after them too (as an HTML comment alone on its line does).
+
+    Each span of lines is read once, whatever number of edits it holds (10,000 tags on one
+    line: one look at that line, not 10,000), and found by its line breaks' offsets, not by
+    searching back from each edit: linear in the text and the edits."""
+    breaks = [match.start() for match in _LINE_BREAK.finditer(text)]
+    left_blank: dict[tuple[int, int], bool] = {}
     extra = []
     for edit in edits:
-        line_start = text.rfind("\n", 0, edit.start) + 1
-        line_end = text.find("\n", edit.end)
-        line_end = len(text) if line_end < 0 else line_end
-        if apply(text, edits, line_start, line_end).strip() or not text[line_start:line_end].strip():
+        line_start, line_end = _line_around(breaks, len(text), edit.start, edit.end)
+        if (line_start, line_end) not in left_blank:
+            shown = apply(text, edits, line_start, line_end)
+            left_blank[line_start, line_end] = not shown.strip() and bool(text[line_start:line_end].strip())
+        if not left_blank[line_start, line_end]:
             continue
         end = min(line_end + 1, len(text))
-        before = text.rfind("\n", 0, max(0, line_start - 1)) + 1
-        if line_start == 0 or not text[before:line_start].strip():
+        if (
+            line_start == 0
+            or not text[_line_around(breaks, len(text), line_start - 1)[0] : line_start].strip()
+        ):
             end = _BLANK_LINES.match(text, end).end()
         extra.append(Edit(line_start, end, "", "line"))
     return resolve(edits + extra) if extra else edits
 
 
+def _line_around(breaks: list[int], length: int, start: int, end: int | None = None) -> tuple[int, int]:
+    """The span of the lines that hold ``[start, end)`` (``end`` None: the line of ``start``),
+    line breaks excluded; ``breaks``: the offsets of the text's line breaks."""
+    before = bisect_left(breaks, start)
+    after = bisect_left(breaks, start if end is None else end)
+    return (breaks[before - 1] + 1 if before else 0), (breaks[after] if after < len(breaks) else length)
+
+
 def document_edits(text: str, tokens: list[Token], line_offsets: list[int]) -> list[Edit]:
     """The markup edits of a parsed document: outside its fences, indented code and front matter."""
     last = len(line_offsets) - 1
-    code, markers = myst.code_and_directives(text, tokens, line_offsets)
+    code, markers = myst.code_and_directives(text, [t for t in tokens if not _hugo_lines(t)], line_offsets)
     rules = [
         Edit(line_offsets[min(t.map[0], last)], line_offsets[min(t.map[1], last)], "", "rule")
         for t in tokens
@@ -162,6 +186,13 @@ def document_edits(text: str, tokens: list[Token], line_offsets: list[int]) -> l
         for match in _MDBOOK_INCLUDE.finditer(text, start, end)
     ]
     return resolve(markers + find_edits(text, code) + rules + included)
+
+
+def _hugo_lines(token: Token) -> bool:
+    """Whether ``token`` is indented code made only of Hugo shortcodes: Hugo expands them before
+    Markdown is read, so a reader sees their output (a tab pane), not code. They stand indented
+    to match a list item that a fence at the margin had closed (``    {{% /tab %}}``)."""
+    return token.type == "code_block" and _HUGO_LINES.fullmatch(token.content) is not None
 
 
 def clean(text: str) -> str:
@@ -194,10 +225,15 @@ def markup_within(
     return found
 
 
-def code_span_end(text: str, opener: re.Match[str], end: int) -> int | None:
+def code_span_end(
+    text: str, opener: re.Match[str], end: int, blank_lines: NextMatch | None = None
+) -> int | None:
     """End of the code span that the backticks ``opener`` open: at the next run of as many
-    backticks within the paragraph; None if there is none (the backticks are then literal)."""
-    blank_line = BLANK_LINE.search(text, opener.end(), end)
+    backticks within the paragraph; None if there is none (the backticks are then literal).
+    ``blank_lines``: where the paragraph ends, kept across the openers of one text (each
+    searching to the end of a long paragraph read it once per opener)."""
+    blank_lines = blank_lines or NextMatch(BLANK_LINE, text, end)
+    blank_line = blank_lines.at_or_after(opener.end())
     stop = blank_line.start() if blank_line else end
     for run in _BACKTICKS.finditer(text, opener.end(), stop):
         if len(run.group()) == len(opener.group()):

@@ -38,8 +38,12 @@ _IMPORT = re.compile(
     re.MULTILINE,
 )
 _REFERENCE = re.compile(
-    r"^ {0,3}(\[([^\]\n]+)\]:[ \t]*\S+(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*)$", re.MULTILINE
+    rf"^{_QUOTES}(\[([^\]\n]+)\]:[ \t]*(?:\n{_QUOTES})?(?:<[^>\n]*>|\S+)"
+    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^)\n]*\)))?[ \t]*)$",
+    re.MULTILINE,
 )
+"""A link reference definition ``[id]: url "Title"``, in a list item or a quote too, its URL
+maybe in angle brackets (``<{{% param repo %}}>``) or on the next line."""
 _NOTHING_SHOWN = re.compile(
     r"^[ \t]{0,3}(?:\[\[?toc\]\]?|<<<[ \t]+\S[^\n]*|\*\[[^\]\n]+\]:[^\n]*)[ \t]*$",
     re.MULTILINE | re.IGNORECASE,
@@ -98,7 +102,7 @@ def statements(text: str, start: int, end: int) -> Iterator[Edit]:
     for match in _IMPORT.finditer(text, start, end):
         yield Edit(match.start(), match.end(), "", "mdx")
     for match in _REFERENCE.finditer(text, start, end):
-        yield Edit(match.start(1), match.end(1), "", "link")
+        yield Edit(match.start(), match.end(1), "", "link")  # a quote's ">" too: the line goes
     for match in _NOTHING_SHOWN.finditer(text, start, end):
         yield Edit(match.start(), match.end(), "", "marker")
 

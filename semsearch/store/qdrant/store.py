@@ -28,6 +28,8 @@ import numpy as np
 
 from semsearch.encode.keywords import FILES as KEYWORD_FILES
 from semsearch.encode.keywords import KeywordIndex
+from semsearch.encode.pages import FILES as PAGE_FILES
+from semsearch.encode.pages import PageIndex
 from semsearch.errors import IndexChangedError, IndexCorruptError, IndexLocationError, IndexMissingError
 from semsearch.ingest.chunk import Chunk
 from semsearch.store.built import Built
@@ -47,7 +49,7 @@ from semsearch.store.qdrant.layout import (
     with_text,
 )
 from semsearch.store.qdrant.local import check_folder, journal_folder, lock_held, server_lock, store_stamp
-from semsearch.store.reader import StoredIndex, _load_keywords, _load_matrix, check_vectors
+from semsearch.store.reader import StoredIndex, _load_keywords, _load_matrix, check_vectors, load_pages
 from semsearch.store.schema import INDEX_KIND
 
 OFFTOPIC_FILE = "offtopic.npy"
@@ -135,6 +137,7 @@ class QdrantStore:
             try:  # memory-mapped: the maps outlive the folder
                 offtopic = _load_matrix(Path(folder) / OFFTOPIC_FILE, record.sizes(meta)[1])
                 kept = _load_keywords(Path(folder), meta, len(chunks), self.where) if keywords else None
+                pages = load_pages(Path(folder), meta, len(chunks), self.where) if keywords else None
             except IndexCorruptError as exc:
                 raise IndexCorruptError(str(exc).replace(f"{folder}/", str(self.location))) from None
         rows = record.background_rows(meta)
@@ -150,6 +153,7 @@ class QdrantStore:
             background=np.asarray(offtopic[rows]),
             keywords=kept,
             identity=meta_identity(payload),
+            pages=pages,
         )
 
     # Writing
@@ -188,10 +192,10 @@ class QdrantStore:
         return journal_folder(self.location)
 
     def write(self, built: Built, incremental: bool = False) -> None:
-        vectors, chunks, meta, offtopic, keywords = built
+        vectors, chunks, meta, offtopic, keywords, pages = built
         _check_vectors(vectors, chunks, offtopic)
         version = secrets.token_hex(6)
-        files = _index_files(offtopic, keywords)
+        files = _index_files(offtopic, keywords, pages)
         whole = record.whole_meta(meta, chunks_digest(chunks))
         payload = record_payload(record.meta_text(whole), version, blob_index(files), INDEX_KIND)
         rows = record.file_rows(whole)
@@ -276,13 +280,16 @@ class QdrantStore:
         return meta
 
 
-def _index_files(offtopic: np.ndarray, keywords: KeywordIndex) -> dict[str, bytes]:
+def _index_files(offtopic: np.ndarray, keywords: KeywordIndex, pages: PageIndex | None) -> dict[str, bytes]:
     """The index files kept as blobs, as a folder index writes them."""
     with tempfile.TemporaryDirectory(prefix="semsearch-qdrant-") as name:
         folder = Path(name)
         np.save(folder / OFFTOPIC_FILE, np.ascontiguousarray(offtopic, dtype=np.float32))
         keywords.save(folder)
-        return {file: (folder / file).read_bytes() for file in (OFFTOPIC_FILE, *KEYWORD_FILES)}
+        if pages is not None:
+            pages.save(folder)
+        names = (OFFTOPIC_FILE, *KEYWORD_FILES, *(PAGE_FILES if pages is not None else ()))
+        return {file: (folder / file).read_bytes() for file in names}
 
 
 _LEFTOVER = re.compile(r"-[0-9a-f]{12}")

@@ -13,6 +13,7 @@ from semsearch.errors import DocsError, ModelError
 from semsearch.gate.threshold import background_floor, calibrate
 from semsearch.ingest import markup
 from semsearch.ingest.chunking import CHUNKER_VERSION, embedding_text
+from semsearch.ingest.pages import TITLES_VERSION
 from semsearch.ingest.sources import discover
 from semsearch.retrieve.opening import load_index
 from tests.helpers import pierogi_chunks, write
@@ -53,6 +54,7 @@ def test_build_writes_a_consistent_index(docs, tmp_path, fake_embedder):
         "context": "heading path",
         "chunker_version": CHUNKER_VERSION,
         "markup": markup.APPLIED,
+        "titles": TITLES_VERSION,
     }
     assert set(meta["files"]) == {"a.markdown", "b.md", "sub dir/ł ó.md"}
     assert (

@@ -21,6 +21,7 @@ from semsearch.build.pipeline import build_index
 from semsearch.build.reuse import reusable_index
 from semsearch.cli.commands import app
 from semsearch.encode.keywords import FILES as KEYWORD_FILES
+from semsearch.encode.pages import FILES as PAGE_FILES
 from semsearch.retrieve.opening import load_index
 from tests.helpers import FAKE_MODEL, write
 from tests.unit.store.test_safety import snapshot
@@ -240,3 +241,34 @@ def test_an_index_with_a_users_file_added_is_refused_naming_the_file(docs, tmp_p
     many = runner.invoke(app, ["build", str(docs), "--index", str(index)])
     assert many.exit_code == 2 and "(README.txt, a, b and 2 more)" in many.stderr
     assert snapshot(tmp_path) == before
+
+
+# An index built before page evidence
+
+
+def test_an_index_without_titles_is_re_chunked_keeping_every_vector_and_gains_its_pages(docs, tmp_path):
+    """An index of a version that recorded no page titles: its next build learns them by
+    re-chunking (nothing embedded: the texts are the same) and writes the page index; until
+    then it is searched without page evidence, not refused."""
+    index = tmp_path / "index"
+    meta = json.loads((index / "meta.json").read_text())
+    del meta["chunking"]["titles"], meta["pages"]
+    for record in meta["files"].values():
+        record.pop("title", None)
+    (index / "meta.json").write_text(json.dumps(meta))
+    for name in PAGE_FILES:
+        (index / name).unlink()
+    old = load_index(index)
+    assert old.pages is None and old.meta.files["plik-03.md"].title is None
+    searched = runner.invoke(app, ["ask", "Plik 3 zwroty", "--index", str(index), "--json"])
+    assert searched.exit_code in (0, 1) and json.loads(searched.stdout)["best_score"], searched.output
+
+    result = runner.invoke(app, ["build", "--index", str(index), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["full_reason"] == "the chunking changed (titles — → 1)"
+    assert (report["embedded"], report["resumed"]) == (0, 0)
+    new = load_index(index)
+    assert new.pages is not None and new.pages.count == FILES
+    assert new.meta.files["plik-03.md"].title == "Plik 3"
+    assert np.array_equal(np.asarray(new.vectors), np.asarray(old.vectors))

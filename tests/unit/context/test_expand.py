@@ -7,7 +7,7 @@ import random
 import pytest
 
 from semsearch.context.expand import Block
-from semsearch.context.prompt import _assemble, _block_text, build_prompt
+from semsearch.context.prompt import CUT, _assemble, _block_text, build_prompt
 from semsearch.ingest.chunking import Chunk
 from semsearch.retrieve.search import Hit
 
@@ -77,7 +77,7 @@ def test_expansion_holds_what_the_default_holds_fits_and_grows_nearest_first(see
     chunks = document([rng.randint(1, 5) for _ in range(rng.randint(1, 4))])
     rows = rng.sample(range(len(chunks)), rng.randint(1, min(3, len(chunks))))
     hits = hits_at(chunks, rows)
-    budget = rng.randint(60, 400)
+    budget = rng.randint(count(_assemble("pytanie", [CUT])), 400)  # from the least that holds a source
     default = build_prompt("pytanie", hits, budget, count)
     for scope in (section_scope(chunks), file_scope(chunks)):
         expanded = build_prompt("pytanie", hits, budget, count, scope)

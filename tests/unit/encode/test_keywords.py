@@ -168,3 +168,20 @@ def test_the_corpus_language_is_what_most_of_its_texts_are_written_in():
     assert detect_language(["台北捷運的第一條路線是哪一年通車的？"] * 2) == "zh"
     assert detect_language([]) is None
     assert detect_language(["   ", ""]) is None
+
+
+def test_rows_with_tokens_against_set_intersection():
+    import random
+
+    from semsearch.encode.keywords import build_keyword_index, tokenize
+
+    rng = random.Random(11)
+    words = ["alfa", "beta", "gamma", "delta", "epsilon", "zeta"]
+    texts = [" ".join(rng.choices(words, k=rng.randint(1, 6))) for _ in range(300)]
+    index = build_keyword_index(texts, None)
+    held = [set(tokenize(text)) for text in texts]
+    for _ in range(200):
+        asked = rng.sample(words, rng.randint(1, 4))
+        expected = [row for row, tokens in enumerate(held) if set(asked) <= tokens]
+        assert index.rows_with_tokens(asked).tolist() == expected
+    assert index.rows_with_tokens(["alfa", "nowhere"]).tolist() == []

@@ -10,9 +10,11 @@ from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
 from semsearch.cli.render.eval import eval_json, print_eval
+from semsearch.collection import Collection
 from semsearch.encode.keywords import build_keyword_index
 from semsearch.errors import QuestionsError
-from semsearch.evaluation.quality import Question, evaluate, is_hit, load_questions, suggest_margin
+from semsearch.evaluation.quality import evaluate, suggest_margin
+from semsearch.evaluation.questions import Question, is_hit, load_questions
 from semsearch.ingest.chunking import Chunk
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import load_index
@@ -98,7 +100,7 @@ def tiny(tmp_path):
 
 def test_metrics_on_a_hand_checked_case(tiny):
     index, embedder, questions = tiny
-    report = evaluate(index, embedder, questions, k=3)
+    report = evaluate(Collection.opened(index, embedder=embedder), questions, k=3)
     m = report.metrics
     assert (m["questions"], m["answerable"], m["unanswerable"]) == (4, 3, 1)
     assert m["top1"] == pytest.approx(1 / 3, abs=1e-4)
@@ -120,7 +122,8 @@ def test_an_answerable_question_the_gate_refused_is_a_miss_with_its_threshold(ti
     misses must show it, marked as refused, with the cosine and the threshold it missed."""
     index, embedder, _ = tiny
     embedder.table["q-weak"] = [0.45, -0.6, -0.6]  # a first, cosine 0.469 < the floor 0.5
-    report = evaluate(index, embedder, [Question(1, "q-a", sources=("a.md",)), Question(2, "q-weak", ("a",))])
+    asked = [Question(1, "q-a", sources=("a.md",)), Question(2, "q-weak", ("a",))]
+    report = evaluate(Collection.opened(index, embedder=embedder), asked)
     assert report.metrics["top1"] == 1.0 and report.metrics["answered"] == 0.5
     assert [(r.question.question, r.rank, r.refused) for r in report.misses] == [("q-weak", 1, True)]
     (miss,) = eval_json(report)["misses"]
@@ -138,7 +141,9 @@ def test_a_question_refused_for_a_name_no_file_holds_says_so_not_a_threshold(tin
     read "first score 0.863 < threshold 0.837")."""
     index, embedder, _ = tiny
     embedder.table["Co robi PAY-999?"] = [1.0, 0.0, 0.0]  # a's direction: well above the threshold
-    report = evaluate(index, embedder, [Question(1, "Co robi PAY-999?", sources=("a.md",))])
+    report = evaluate(
+        Collection.opened(index, embedder=embedder), [Question(1, "Co robi PAY-999?", sources=("a.md",))]
+    )
     (miss,) = report.misses
     assert miss.unheld == ("PAY-999",) and miss.read_score > miss.threshold and miss.refused
     monkeypatch.setenv("COLUMNS", "200")
@@ -149,23 +154,25 @@ def test_a_question_refused_for_a_name_no_file_holds_says_so_not_a_threshold(tin
 
 def test_suggestion_with_one_kind_of_question_only(tiny):
     index, embedder, questions = tiny
-    only_answerable = evaluate(index, embedder, questions[:3])
+    only_answerable = evaluate(Collection.opened(index, embedder=embedder), questions[:3])
     q_b_score = 0.9 / np.sqrt(0.9**2 + 0.8**2)
     assert q_b_score - 1e-3 < only_answerable.suggested_margin <= q_b_score  # the highest that answers all
-    only_unanswerable = evaluate(index, embedder, questions[3:])
+    only_unanswerable = evaluate(Collection.opened(index, embedder=embedder), questions[3:])
     assert 1 / np.sqrt(3) < only_unanswerable.suggested_margin < 1 / np.sqrt(3) + 1e-3
     assert suggest_margin([]) is None
 
 
 def test_background_rule_counts_in_answered_and_rejected(tiny):
     index, embedder, questions = tiny
-    without_bank = evaluate(index, embedder, [*questions, Question(5, "q-off")]).metrics
+    without_bank = evaluate(
+        Collection.opened(index, embedder=embedder), [*questions, Question(5, "q-off")]
+    ).metrics
     assert without_bank["rejected"] == 0.0
     bank = np.array([[0.6, -0.2, 0.5]], dtype=np.float32)
     index = dataclasses.replace(index, background=bank / np.linalg.norm(bank))  # its gate made anew
     # Answerable questions lie nearer their chunks than the bank question; both unanswerable
     # ones lie nearer the bank question (q-none-low: 0.645 > 0.577) than any chunk.
-    m = evaluate(index, embedder, [*questions, Question(5, "q-off")]).metrics
+    m = evaluate(Collection.opened(index, embedder=embedder), [*questions, Question(5, "q-off")]).metrics
     assert m["rejected"] == 1.0
     assert m["answered"] == 1.0
 

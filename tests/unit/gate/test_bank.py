@@ -80,7 +80,7 @@ def test_no_bank_question_duplicates_an_evaluation_question():
     """The bank must not know the eval sets' questions (issue 14): no bank row may be a near-copy,
     paraphrase or translation of a question in tests/data/*.jsonl or in the shared sets beside
     the checkout (../shared/data/*/questions.jsonl, when present). See ``bank.near_duplicates``."""
-    from semsearch.evaluation.quality import load_questions
+    from semsearch.evaluation.questions import load_questions
     from semsearch.gate.bank import near_duplicates
 
     root = REPO

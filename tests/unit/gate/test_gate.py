@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from semsearch.encode.keywords import build_keyword_index, tokenize
-from semsearch.evaluation.quality import Question, QuestionResult
+from semsearch.evaluation.quality import QuestionResult
+from semsearch.evaluation.questions import Question
 from semsearch.gate.threshold import (
     GATE,
     OFFTOPIC_QUANTILE,
@@ -28,6 +29,7 @@ from semsearch.gate.threshold import (
     top_mean,
 )
 from semsearch.retrieve.opening import load_index
+from semsearch.retrieve.searcher import Searcher
 from tests.helpers import pierogi_chunks
 
 
@@ -175,7 +177,7 @@ def test_the_gate_on_the_sample_docs(sample_index, question, answered):
     index = load_index(sample_index)
     assert index.meta.margin.gate == GATE
     vector = embedder_for(index).embed_queries([question])[0]
-    result = index.search(question, vector, k=3)
+    result = Searcher(index).search(question, vector, k=3)
     assert bool(result.hits) == answered, (result.threshold, [h.score for h in result.hits])
 
 
@@ -220,7 +222,7 @@ def test_an_index_built_with_gate_2_is_read_with_its_own_rule(sample_index, tmp_
     assert (
         new.gate.baseline(question, vector, new.cosines(vector)) < 0.75 * similarity + offset
     )  # its words are in the docs
-    assert old.search(question, vector, 3).threshold == pytest.approx(old.gate.margin + similarity)
+    assert Searcher(old).search(question, vector, 3).threshold == pytest.approx(old.gate.margin + similarity)
 
 
 @pytest.mark.slow

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from semsearch.build import pipeline as build
+from semsearch.build import splitting
 from semsearch.build.embedding import Step
 from semsearch.build.pipeline import build_index
 from semsearch.ingest.sources import LARGEST_FILE_BYTES
@@ -168,19 +169,20 @@ class Spy:
 
     def __init__(self, monkeypatch):
         self.texts: list[str] = []
-        real_chunk, real_front_matter = build.chunk_markdown, build.current_front_matter
+        real_chunk, real_front_matter = splitting.chunk_document, build.current_front_matter
 
-        def chunk_markdown(*args, **kwargs):
-            chunks = real_chunk(*args, **kwargs)
-            self.texts += [chunk.text + " ".join(chunk.headings) for chunk in chunks]
-            return chunks
+        def chunk_document(*args, **kwargs):
+            document = real_chunk(*args, **kwargs)
+            self.texts += [chunk.text + " ".join(chunk.headings) for chunk in document.chunks]
+            self.texts.append(document.title)
+            return document
 
         def current_front_matter(*args, **kwargs):
             found = real_front_matter(*args, **kwargs)
             self.texts.append(json.dumps(found.record(), ensure_ascii=False))
             return found
 
-        monkeypatch.setattr(build, "chunk_markdown", chunk_markdown)
+        monkeypatch.setattr(splitting, "chunk_document", chunk_document)
         monkeypatch.setattr(build, "current_front_matter", current_front_matter)
 
 

@@ -127,7 +127,50 @@ def test_pymdownx_blocks_show_their_title_and_lose_their_options():
             " & logo  Sponsor",
             id="alt-text",
         ),
+        pytest.param(  # Foam's docs: a code span in a link's text, brackets in it
+            "Create [`[[links]]` to pages](https://x.org/#links) and [`]` c](v).\n\nA [lone ` b](u).\n",
+            "Create `[[links]]` to pages and `]` c.\n\nA lone ` b.",
+            id="code-in-link-text",
+        ),
+        pytest.param(  # Hugo: a shortcode makes the URL, in the text too
+            "See [issues]({{% param _issues %}}) and [API {{< param v >}}](/api/{{< param v >}}/).\n",
+            "See issues and API .",
+            id="shortcode-url",
+        ),
+        pytest.param(  # a definition's URL on its next line, in a list item too
+            "- Item [text][far].\n\n  [far]:\n    /docs/specs/#stability\n\n"
+            "[página principal]:\n  https://x.org/_index.md\n\nAfter.\n",
+            "- Item text.\n\nAfter.",
+            id="definition-url-on-next-line",
+        ),
+        pytest.param(  # a definition in a quote, a URL in angle brackets holding a shortcode
+            "> Read the [org][].\n>\n> [org]: https://x.org\n\n[issue]: <{{% param _issues %}}>\n\nAfter.\n",
+            "> Read the org.\n>\n\nAfter.",
+            id="definition-in-quote-angle-url",
+        ),
+        pytest.param(  # Docsy's tab labels: a bare word, a quoted one, header=
+            '{{< tabpane text=true >}}\n{{% tab Make %}}\nA.\n{{% /tab %}}\n{{% tab "Power Shell" %}}\nB.\n'
+            '{{% /tab %}}\n{{< tab header="Docker" lang="sh" >}}\nC.\n{{< /tab >}}\n{{< /tabpane >}}\n',
+            "Make\nA.\nPower Shell\nB.\nDocker\nC.",
+            id="docsy-tabs",
+        ),
     ],
 )
 def test_a_flavour_construct_shows_what_a_reader_sees(markdown, shown):
     assert only("# T\n\n" + markdown).text == shown
+
+
+def test_hugo_shortcodes_indented_after_a_fence_at_the_margin_are_not_code():
+    """OpenTelemetry's docs: a list item's tab pane whose fences stand at the margin, so that
+    CommonMark reads the indented shortcode lines after them as code; Hugo expands them first."""
+    chunk = only(
+        "# T\n\n1.  Start the demo:\n\n    {{< tabpane text=true >}} {{% tab Make %}}\n\n"
+        "```shell\nmake start\n```\n\n    {{% /tab %}} {{% tab Docker %}}\n\n"
+        "```shell\ndocker compose up\n```\n\n    {{% /tab %}} {{< /tabpane >}}\n\nCode:\n\n"
+        "    {{< kept >}}\n    as code\n"
+    )
+    indexed, snippet = chunk.text.split("\n\n"), chunk.shown.split("\n\n")
+    assert indexed[1::2] == ["     Make", "     Docker", "Code:"]  # tab labels, not shortcodes
+    assert indexed[-1] == "    {{< kept >}}\n    as code"  # code that is more than shortcodes
+    assert snippet[1] == "    {{< tabpane text=true >}} {{% tab Make %}}"  # a snippet: the lines as written
+    assert (chunk.start_line, chunk.end_line) == (3, 22)

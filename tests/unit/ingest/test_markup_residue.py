@@ -77,3 +77,8 @@ def test_the_counter_sees_markup_the_chunker_would_leave():
     found = residue.count("Zobacz [[Strona]] i <b>to</b> {{< note >}}.", source)
     assert {"wikilink", "html tag", "shortcode"} <= set(found)
     assert residue.count("`[[Strona]]`", source) == {}
+
+
+def test_the_counter_sees_a_link_definition_in_a_quote():
+    source = residue.source_prose("> Read the [org][].\n>\n> [org]: https://x.org\n", mdx=False)
+    assert residue.count("> Read the org.\n>\n> [org]: https://x.org", source) == {"link url": 1}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from semsearch.ingest.sources import Skipped, discover, read_source
-from semsearch.store.records import FileRecord
+from semsearch.store.file_records import FileRecord
 from semsearch.store.staleness import changed_recorded
 from tests.helpers import FAKE_MODEL, REPO, semsearch_here, write
 

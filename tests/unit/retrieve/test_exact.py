@@ -24,6 +24,7 @@ WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwro
         ("iPhoneのバッテリーを長持ちさせる方法は？", ["iPhone"]),  # not the whole unspaced question
         ("如何使用fs.readFile读取文件？", ["fs.readFile"]),
         ("\x1b[31mrot\x1b[0m Wie setze ich ein Cookie?", []),  # an escape sequence names nothing
+        ("Czy \x9b31mPAY-517\x9b0m działa?", ["PAY-517"]),  # nor does its 8-bit form (C1 CSI)
     ],
 )
 def test_what_a_question_names_exactly(question, named):
@@ -70,3 +71,64 @@ def test_the_word_beside_the_name_picks_among_rows_holding_the_name():
     ranking[exact] = exact_scores(index, question, cosine)[exact]
     assert rank(ranking, 3, first=exact).tolist()[:2] == [1, 0]
     assert rank(whole, 3, first=exact).tolist()[:2] == [0, 1]
+
+
+def test_a_name_half_the_files_mention_puts_no_headings_rows_first(tmp_path, fake_embedder):
+    """OpenTelemetry's docs mention OpenTelemetry in 87 of 109 files, and its glossary has an entry
+    titled "OpenTelemetry": that entry was put first for every question naming the project. A
+    name fewer than half the files mention still puts the section it titles first."""
+    from semsearch.build.pipeline import build_index
+    from semsearch.retrieve.opening import load_index
+    from semsearch.retrieve.searcher import Ranking, Searcher
+    from tests.helpers import write
+
+    docs = tmp_path / "docs"
+    write(docs / "glossary.md", "# Glossary\n\n## OpenTelemetry\n\nAn observability framework.\n")
+    for topic in ("baggage", "sampling", "logs"):
+        write(docs / f"{topic}.md", f"# {topic.title()}\n\nHow OpenTelemetry handles {topic}.\n")
+    write(docs / "api.md", "# API\n\n## SpanProcessor\n\nCalled when a span starts and ends.\n")
+    build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    index = load_index(tmp_path / "index")
+    searcher = Searcher(index)
+    subject = searcher.parse("What is baggage in OpenTelemetry used for?")
+    assert subject.code_names == ("OpenTelemetry",)
+    assert searcher.specific(subject.code_names) == []
+    assert searcher.identifier_rows(subject).tolist() == []
+    before = Searcher(index, Ranking(subject_names_first=True))
+    glossary_entry = [row for row, chunk in enumerate(index.chunks) if chunk.source == "glossary.md"]
+    assert before.identifier_rows(subject).tolist() == glossary_entry
+    rare = searcher.parse("When is SpanProcessor called?")
+    api = [row for row, chunk in enumerate(index.chunks) if chunk.source == "api.md"]
+    assert searcher.identifier_rows(rare).tolist() == api
+
+
+@pytest.mark.parametrize(
+    ("mentioning", "files", "specific"),
+    [
+        (1, 1, True),
+        (1, 2, True),
+        (2, 2, False),
+        (2, 5, True),
+        (3, 5, False),
+        (4, 9, True),
+        (5, 9, False),
+        (87, 109, False),
+    ],
+)
+def test_a_name_is_specific_in_one_file_or_fewer_than_half(mentioning, files, specific):
+    """An API reference written as one page still has its names put their sections first."""
+    from semsearch.retrieve.searcher import _specific
+
+    assert _specific(mentioning, files) is specific
+
+
+def test_an_8_bit_escape_sequence_names_nothing():
+    """``\\x9b31m`` (the C1 CSI) is read as ``\\x1b[31m`` is: "31mVisa" is no name (issue 39)."""
+    plain = ParsedQuestion.parse("Czy Visa działa?", "pl")
+    for escaped in (
+        "Czy \x9b31mVisa\x9b0m działa?",
+        "Czy \x1b[31mVisa\x1b[0m działa?",
+        "Czy \x85Visa\x9c działa?",
+    ):
+        parsed = ParsedQuestion.parse(escaped, "pl")
+        assert (parsed.proper_names, parsed.tokens) == (plain.proper_names, plain.tokens), escaped

@@ -14,7 +14,8 @@ from semsearch.ingest.chunking import Chunk
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter
 from semsearch.retrieve.filters import Condition, allowed_rows
 from semsearch.retrieve.index import Index
-from semsearch.store.records import FileRecord
+from semsearch.retrieve.searcher import Searcher
+from semsearch.store.file_records import FileRecord
 from tests.helpers import meta_record
 
 TYPES = ["umowa", "regulamin", "faq"]
@@ -120,18 +121,20 @@ def test_where_and_path_filter_before_the_top_k_as_brute_force_does(seed, tmp_pa
         and (not paths or source.startswith(paths[0][:5]))
     }
     query = rng.normal(size=8).astype(np.float32)
-    question = index.parse("q")
+    question = Searcher(index).parse("q")
     if not expected:
         with pytest.raises(UsageError, match="no indexed file matches"):
-            index.ranked(question, query, 3, mode="dense", paths=paths, where=where)
+            Searcher(index).ranked(question, query, 3, mode="dense", paths=paths, where=where)
         return
     if not any(index.meta.files[s].chunks for s in expected):  # nothing to search: said so
         with pytest.raises(UsageError, match="match only files with no text to search"):
-            index.ranked(question, query, 3, mode="dense", paths=paths, where=where)
+            Searcher(index).ranked(question, query, 3, mode="dense", paths=paths, where=where)
         return
     scores = index.vectors @ query
     for k in (1, 3, len(index.chunks) + 1):
-        ranked = [r.row for r in index.ranked(question, query, k, mode="dense", paths=paths, where=where)]
+        ranked = [
+            r.row for r in Searcher(index).ranked(question, query, k, mode="dense", paths=paths, where=where)
+        ]
         assert ranked == brute_force(index, scores, expected, k), (where, paths)
     mask = allowed_rows(index.meta, len(index.chunks), paths, where)
     assert {index.chunks[row].source for row in np.flatnonzero(mask)} == {

@@ -12,9 +12,10 @@ import pytest
 
 from semsearch.encode.keywords import build_keyword_index, tokenize
 from semsearch.ingest.chunking import Chunk
-from semsearch.retrieve.index import Index, fuses
+from semsearch.retrieve.index import Index
 from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import KEYWORD_WEIGHT, PLAIN_KEYWORD_WEIGHT, fuse
+from semsearch.retrieve.searcher import Searcher, fuses
 
 WORDS = ["zwrot", "14", "dni", "paczka", "kurier", "faktura", "2024", "blik", "karta", "konto"]
 
@@ -60,7 +61,7 @@ def test_fused_order_equals_brute_force(seed, text, names_exact, weight):
     k = min(5, n)
     expected = np.argsort(-expected_scores, kind="stable")[:k]
 
-    ranked = index.ranked(question, query, k, mode="hybrid")
+    ranked = Searcher(index).ranked(question, query, k, mode="hybrid")
     assert [r.row for r in ranked] == expected.tolist()
     np.testing.assert_allclose([r.score for r in ranked], cosine[expected], rtol=1e-6)
 

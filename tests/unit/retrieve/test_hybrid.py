@@ -9,10 +9,14 @@ import pytest
 from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
+from semsearch.collection import Collection
 from semsearch.encode.embedders import load_embedder
-from semsearch.evaluation.quality import evaluate, load_questions
+from semsearch.evaluation.quality import evaluate
+from semsearch.evaluation.questions import load_questions
 from semsearch.ingest.tokens import count_tokens
+from semsearch.retrieve.named import missing_outside, named_rows
 from semsearch.retrieve.opening import load_index
+from semsearch.retrieve.searcher import Searcher
 from tests.helpers import DATA
 
 runner = CliRunner()
@@ -31,8 +35,8 @@ def measured(sample_index):
     plain = load_questions(DATA / "docs_questions.jsonl")
     return {
         mode: (
-            evaluate(index, embedder, identifier, mode=mode).metrics,
-            evaluate(index, embedder, plain, mode=mode).by_kind["paraphrase"],
+            evaluate(Collection.opened(index, embedder=embedder), identifier, mode=mode).metrics,
+            evaluate(Collection.opened(index, embedder=embedder), plain, mode=mode).by_kind["paraphrase"],
         )
         for mode in ("hybrid", "dense")
     }
@@ -102,6 +106,7 @@ def test_context_prompt_puts_the_best_source_last_and_fits_the_budget(fake_sampl
     prompt, sources = data["prompt"], data["sources"]
     assert len(sources) == 3 and data["tokens"] == count_tokens(prompt) <= 3000
     assert "only the numbered sources" in prompt and "do not contain the answer" in prompt
+    assert "[1] is the most relevant and is listed last" in prompt.split("\n")[0]  # the order, said first
     assert prompt.rstrip().endswith(f"Question: {question}")
     positions = [prompt.index(f"[{n}] {s['source']} › ") for n, s in enumerate(sources, 1)]
     assert positions == sorted(positions, reverse=True)  # [1], the best, is last before the question
@@ -246,12 +251,12 @@ def test_missing_outside_against_masks(fake_sample_index):
     everywhere = np.ones(len(index.chunks), dtype=bool)
     elsewhere = everywhere.copy()
     elsewhere[holding] = False
-    named = index.named_rows(index.parse("PAY-517 czy PAY-999?"))
-    assert tuple(index.missing_outside(named)) == ("PAY-999",)
-    assert tuple(index.missing_outside(named, everywhere)) == ("PAY-999",)
-    assert tuple(index.missing_outside(named, elsewhere)) == ("PAY-517", "PAY-999")
+    named = named_rows(index.keywords, Searcher(index).parse("PAY-517 czy PAY-999?"))
+    assert tuple(missing_outside(index.chunks, named)) == ("PAY-999",)
+    assert tuple(missing_outside(index.chunks, named, everywhere)) == ("PAY-999",)
+    assert tuple(missing_outside(index.chunks, named, elsewhere)) == ("PAY-517", "PAY-999")
     sources = sorted({index.chunks[int(row)].source for row in holding})
-    assert index.missing_outside(named, elsewhere) == {"PAY-517": sources, "PAY-999": []}
+    assert missing_outside(index.chunks, named, elsewhere) == {"PAY-517": sources, "PAY-999": []}
 
 
 @pytest.mark.slow
@@ -266,7 +271,8 @@ def test_the_rest_of_the_question_orders_the_chunks_holding_the_name(events_inde
 
 
 def test_eval_decides_a_question_naming_only_what_no_file_holds_as_ask_does(fake_sample_index):
-    from semsearch.evaluation.quality import Question, evaluate
+    from semsearch.evaluation.quality import evaluate
+    from semsearch.evaluation.questions import Question
     from semsearch.retrieve.opening import embedder_for
 
     index = load_index(fake_sample_index)
@@ -274,6 +280,6 @@ def test_eval_decides_a_question_naming_only_what_no_file_holds_as_ask_does(fake
         Question(1, "Co oznacza błąd PAY-999?"),
         Question(2, "Co oznacza błąd PAY-517?", sources=("platnosci.md",)),
     ]
-    results = evaluate(index, embedder_for(index), questions).results
+    results = evaluate(Collection.opened(index, embedder=embedder_for(index)), questions).results
     assert [r.passes for r in results] == [False, True]
     assert results[0].names_unheld and not results[1].names_unheld

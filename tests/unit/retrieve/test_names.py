@@ -8,7 +8,7 @@ import pytest
 
 from semsearch.encode.keywords import KeywordIndex, build_keyword_index, fold
 from semsearch.encode.vocabulary import has_prefix
-from semsearch.retrieve.index import Index
+from semsearch.retrieve.named import code_name_rows
 from semsearch.retrieve.names import (
     NAMES_READ,
     ProperName,
@@ -105,9 +105,9 @@ def test_a_name_glued_in_camel_case_is_held_by_its_words_written_apart():
     assert camel_parts("ApplePay") == ["Apple", "Pay"] and camel_parts("AppStore") == ["App", "Store"]
     assert camel_parts("iPadzie") == [] and camel_parts("events.once") == [] and camel_parts("v2Api") == []
     keywords = _keywords(["Płacisz przez Apple Pay.", "Aplikacja jest w App Store.", "Zapłać kartą."])
-    assert Index._code_name_rows(keywords, "ApplePay").tolist() == [0]
-    assert Index._code_name_rows(keywords, "AppStore").tolist() == [1]
-    assert Index._code_name_rows(keywords, "ActionMailer").tolist() == []
+    assert code_name_rows(keywords, "ApplePay").tolist() == [0]
+    assert code_name_rows(keywords, "AppStore").tolist() == [1]
+    assert code_name_rows(keywords, "ActionMailer").tolist() == []
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -9,8 +9,9 @@ from collections import Counter
 import pytest
 
 from semsearch.collection import Collection
-from semsearch.evaluation.quality import Question, evaluate
-from semsearch.retrieve import search
+from semsearch.evaluation.quality import evaluate
+from semsearch.evaluation.questions import Question
+from semsearch.retrieve import lexing
 from semsearch.retrieve.question import ParsedQuestion
 
 QUESTIONS = [
@@ -27,7 +28,7 @@ def calls(monkeypatch) -> Counter:
     """How often each parser ran, on which question, wherever a module holds it."""
     counted: Counter = Counter()
     for name in PARSERS:
-        original = getattr(search, name)
+        original = getattr(lexing, name)
 
         def counting(question, _name=name, _original=original):
             counted[_name, question] += 1
@@ -58,7 +59,7 @@ def test_eval_parses_each_question_once(fake_sample_index, calls):
         asked = [
             Question(question=text, sources=("platnosci.md",), line=n) for n, text in enumerate(QUESTIONS, 1)
         ]
-        report = evaluate(docs.index, docs.embedder, asked, k=3)
+        report = evaluate(docs, asked, k=3)
     assert len(report.results) == len(QUESTIONS)
     assert calls == Counter({(name, question): 1 for name in PARSERS for question in QUESTIONS})
 
@@ -73,3 +74,29 @@ def test_the_record_holds_what_the_parsers_find():
     assert parsed.tokens_in("pl") == parsed.tokens and parsed.tokens
     plain = ParsedQuestion.parse("Jak zwrócić towar?")
     assert not plain.names_exact and not plain.names_anything and plain.named_strings == []
+
+
+def test_the_question_is_cut_into_keywords_once_for_ranking_gate_and_snippets(fake_sample_index, monkeypatch):
+    """Its keyword tokens are made once (``ParsedQuestion.tokens``): the ranking, the page
+    evidence, the gate's word evidence and every snippet read them, none tokenizes the text again."""
+    from semsearch.encode import keywords
+
+    original, texts = keywords.tokenize, Counter()
+
+    def counting(text, *args, **kwargs):
+        texts[text] += 1
+        return original(text, *args, **kwargs)
+
+    for module in list(sys.modules.values()):
+        if (
+            getattr(module, "__name__", "").startswith("semsearch")
+            and getattr(module, "tokenize", None) is original
+        ):
+            monkeypatch.setattr(module, "tokenize", counting)
+    question = QUESTIONS[3]
+    with Collection(fake_sample_index) as docs:
+        answer = docs.search(question, 3, min_score=-1.0)
+        snippets = [hit.snippet(answer.asked) for hit in answer.hits]
+        refused = docs.search(question, 3)
+    assert answer.hits and all(snippet.text for snippet in snippets)
+    assert refused.parsed is not None and texts[question] == 2, texts  # once per search

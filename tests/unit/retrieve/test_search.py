@@ -3,17 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.retrieve.search import (
-    fuse,
-    identifiers,
-    is_code_name,
-    median,
-    names_something_exact,
-    rank,
-    references,
-    search_vectors,
-    top_k,
-)
+from semsearch.retrieve.lexing import identifiers, is_code_name, names_something_exact, references
+from semsearch.retrieve.search import fuse, median, rank, search_vectors, top_k
 
 
 def brute_force(scores: np.ndarray, k: int) -> np.ndarray:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import itertools
 import random
+from dataclasses import replace
 
 import pytest
 
 from semsearch.ingest.chunking import Chunk
 from semsearch.retrieve.search import Hit
-from semsearch.retrieve.snippets import ELLIPSIS, Terms, best_snippet, question_terms, units
+from semsearch.retrieve.snippets import ELLIPSIS, SNIPPET_CHARS, Terms, best_snippet, question_terms, units
 
 
 def snippet(text: str, question: str, start_line: int = 1, **options):
@@ -146,11 +147,87 @@ def test_every_line_shown_is_a_line_of_the_passage_in_its_range(question):
         assert any(line in original for original in in_range), (line, in_range)
 
 
-def test_a_hit_gives_its_snippet_from_its_chunk():
+def test_a_hit_gives_its_snippet_from_its_chunk_the_first_with_twice_the_room():
     chunk = Chunk("c#0", "c.md", ("Płatności",), ERRORS, 35, 44, 100)
-    hit = Hit(rank=1, score=0.9, chunk=chunk)
-    shown = hit.snippet("Co oznacza błąd PAY-517?")
+    shown = Hit(rank=2, score=0.9, chunk=chunk).snippet("Co oznacza błąd PAY-517?")
     assert "PAY-517" in shown.text and shown.start_line == 38
+    assert len(shown.text) <= SNIPPET_CHARS + 4 < len(ERRORS)
+    first = Hit(rank=1, score=0.9, chunk=chunk).snippet("Co oznacza błąd PAY-517?")
+    assert first.text == ERRORS and first.start_line == 35  # the whole passage fits FIRST_CHARS
+
+
+REFUND = "\n".join(
+    [
+        "Należność za zwrócony towar przekazujemy niezwłocznie, a najpóźniej w ciągu 14 dni od dnia, "
+        "w którym otrzymaliśmy Twoje oświadczenie o odstąpieniu od umowy. Przepisy pozwalają nam jednak "
+        "wstrzymać wypłatę do chwili, gdy paczka dotrze do magazynu.",
+        "",
+        "Zgłoszenie z kodem nadania traktujemy jako dowód wysyłki automatycznie. Jeśli odsyłasz towar "
+        "samodzielnie, dołącz zdjęcie potwierdzenia nadania – bez niego zwrot zostanie zlecony dopiero "
+        "po dotarciu przesyłki do magazynu.",
+    ]
+)
+
+
+def test_the_question_words_its_heading_holds_do_not_place_the_window():
+    """Issue 40: "Jak długo trwa zwrot pieniędzy…" under the heading "Termin zwrotu pieniędzy"
+    showed the paragraph saying "zwrot" again, not the one answering "14 dni"."""
+    chunk = Chunk("z#5", "zwroty.md", ("Zwroty", "Termin zwrotu pieniędzy"), REFUND, 51, 53, 120)
+    question = "Jak długo trwa zwrot pieniędzy, gdy odeślę towar?"
+    shown = Hit(rank=2, score=0.9, chunk=chunk, keywords=EVEN_RARITY).snippet(question)
+    assert "najpóźniej w ciągu 14 dni" in shown.text and shown.start_line == 51
+    other_heading = replace(chunk, headings=("Zwroty", "Paczki"))
+    elsewhere = Hit(rank=2, score=0.9, chunk=other_heading, keywords=EVEN_RARITY).snippet(question)
+    assert "najpóźniej w ciągu 14 dni" not in elsewhere.text  # "zwrot" placed it before: it counts again
+
+
+class EvenRarity:
+    """A keyword side whose every word is as rare as a word in one chunk of twenty."""
+
+    language = "pl"
+
+    @staticmethod
+    def idf(tokens):
+        return [3.0] * len(tokens)
+
+
+EVEN_RARITY = EvenRarity()
+
+
+SETTINGS = "\n".join(
+    [
+        "At startup, the app reads `sync.toml`:",
+        "",
+        "```toml",
+        "[selective_sync]",
+        "# Notebooks listed here are kept in the cloud only",
+        'cloud_only = ["Archive 2019"]',
+        "",
+        "# Skip downloading attachments larger than this on this device",
+        "# (in megabytes)",
+        "max_attachment_mb = 50",
+        "```",
+    ]
+)
+
+
+def test_a_window_starting_at_a_line_of_code_takes_the_comments_above_it():
+    terms = question_terms("What is max_attachment_mb for?", "en", lambda tokens: [3.0] * len(tokens))
+    shown = best_snippet(SETTINGS, 1, terms, chars=120, max_lines=5)
+    assert shown.text == "\n".join(
+        [
+            "…",
+            "```toml",
+            "…",
+            "# Skip downloading attachments larger than this on this device",
+            "# (in megabytes)",
+            "max_attachment_mb = 50",
+            "```",
+        ]
+    )
+    assert shown.start_line == 8
+    tight = best_snippet(SETTINGS, 1, terms, chars=80, max_lines=4)  # the comments that fit, and the line
+    assert tight.text.split("\n")[3:5] == ["# (in megabytes)", "max_attachment_mb = 50"]
 
 
 def test_a_fence_line_next_to_the_window_is_shown_as_itself_without_a_false_ellipsis():

@@ -25,8 +25,8 @@ from semsearch.errors import IndexCorruptError, IndexWriteError, ModelError
 from semsearch.retrieve import opening
 from semsearch.retrieve.opening import load_index
 from semsearch.store import folder, nearest
+from semsearch.store.file_records import FileRecord
 from semsearch.store.journal import Journal, embedding_key
-from semsearch.store.records import FileRecord
 from tests.helpers import REPO, SAMPLE_DOCS, HashingEmbedder, write
 
 runner = CliRunner()

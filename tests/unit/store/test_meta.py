@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from semsearch.build.pipeline import build_index
+from semsearch.collection import Collection
 from semsearch.errors import IndexCorruptError, MetaUnreadableError
-from semsearch.evaluation.quality import write_margin
 from semsearch.retrieve.opening import load_index
+from semsearch.store.file_records import FileRecord
 from semsearch.store.meta import IndexMeta, write_meta
-from semsearch.store.records import CalibratedRecord, FileRecord
+from semsearch.store.records import CalibratedRecord
 from tests.helpers import DATA, write
 
 FROZEN = DATA / "meta"
@@ -70,7 +71,7 @@ def test_what_a_build_writes_reads_back_the_same_through_rebuild_and_calibration
     calibrated = []
     for step in ("build", "rebuild", "calibrate", "rebuild", "changed"):
         if step == "calibrate":
-            write_margin(load_index(index_dir), 0.25, tmp_path / "q.jsonl", 40)
+            Collection.opened(load_index(index_dir)).calibrate(0.25, tmp_path / "q.jsonl", 40)
         else:
             if step == "changed":
                 write(docs / "c.md", "# Nowy\n\nNowy plik.\n")

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 
 from semsearch.build.pipeline import build_index
 from semsearch.cli.commands import app
+from semsearch.collection import Collection
 from semsearch.errors import IndexWriteError
-from semsearch.evaluation.quality import write_margin
 from semsearch.retrieve.opening import load_index
 from tests.helpers import write
 
@@ -73,7 +73,7 @@ def test_calibrating_a_read_only_index_is_a_write_error_and_changes_nothing(
     before = (tmp_path / "index" / "meta.json").read_bytes()
     read_only(tmp_path / "index", monkeypatch)
     with pytest.raises(IndexWriteError, match="meta.json: Read-only file system$"):
-        write_margin(index, 0.5, tmp_path / "q.jsonl", 40)
+        Collection.opened(index).calibrate(0.5, tmp_path / "q.jsonl", 40)
     monkeypatch.undo()
     assert (tmp_path / "index" / "meta.json").read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs", "index"]  # no lock left

@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from semsearch.build.pipeline import build_index
 from semsearch.cli.commands import app
+from semsearch.collection import Collection
 from semsearch.errors import IndexBusyError, IndexChangedError, IndexLocationError, IndexWriteError
-from semsearch.evaluation.quality import write_margin
 from semsearch.retrieve.opening import load_index
 from semsearch.store import folder as store
 from semsearch.store.folder import index_lock
@@ -143,7 +143,7 @@ def test_calibrating_during_a_build_never_writes_into_the_new_index(docs, tmp_pa
     write(docs / "c.md", "# Nowy\n\nNowy plik, nowe fragmenty.\n")
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
     with pytest.raises(IndexChangedError):
-        write_margin(read_before_the_build, 0.5, tmp_path / "q.jsonl", 40)
+        Collection.opened(read_before_the_build).calibrate(0.5, tmp_path / "q.jsonl", 40)
     index = load_index(tmp_path / "index")
     assert index.meta.chunks == len(index.chunks) == 3
     assert index.meta.calibrated is None
@@ -153,8 +153,8 @@ def test_calibrating_while_a_build_holds_the_lock_waits_for_nothing(docs, tmp_pa
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
     index = load_index(tmp_path / "index")
     with index_lock(tmp_path / "index"), pytest.raises(IndexBusyError):
-        write_margin(index, 0.5, tmp_path / "q.jsonl", 40)
-    write_margin(index, 0.5, tmp_path / "q.jsonl", 40)
+        Collection.opened(index).calibrate(0.5, tmp_path / "q.jsonl", 40)
+    Collection.opened(index).calibrate(0.5, tmp_path / "q.jsonl", 40)
     assert load_index(tmp_path / "index").gate.margin == 0.5
 
 
@@ -162,7 +162,7 @@ def test_a_calibrated_threshold_survives_builds_that_leave_it_valid(docs, tmp_pa
     for i in range(30):
         write(docs / f"more-{i}.md", f"# Sekcja {i}\n\nTekst numer {i} o czymś innym.\n")
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
-    write_margin(load_index(tmp_path / "index"), 0.61, tmp_path / "q.jsonl", 40)
+    Collection.opened(load_index(tmp_path / "index")).calibrate(0.61, tmp_path / "q.jsonl", 40)
 
     embedded = fake_embedder.passages_embedded
     report = build_index(docs, tmp_path / "index", embedder=fake_embedder)  # nothing changed
@@ -187,7 +187,7 @@ def test_a_calibrated_threshold_survives_builds_that_leave_it_valid(docs, tmp_pa
 
 def test_a_calibrated_threshold_is_dropped_with_the_model(docs, tmp_path, fake_embedder):
     build_index(docs, tmp_path / "index", embedder=fake_embedder)
-    write_margin(load_index(tmp_path / "index"), 0.61, tmp_path / "q.jsonl", 40)
+    Collection.opened(load_index(tmp_path / "index")).calibrate(0.61, tmp_path / "q.jsonl", 40)
     fake_embedder.spec = "fake:other"
     report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
     assert any("0.610 was dropped (the model changed" in w for w in report.warnings)
@@ -274,7 +274,7 @@ def test_index_folders_and_files_follow_the_umask_and_no_lock_file_is_left(docs,
     old = os.umask(0o022)
     try:
         build_index(docs, tmp_path / "index", embedder=fake_embedder)
-        write_margin(load_index(tmp_path / "index"), 0.5, tmp_path / "q.jsonl", 40)
+        Collection.opened(load_index(tmp_path / "index")).calibrate(0.5, tmp_path / "q.jsonl", 40)
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "index").stat().st_mode) == 0o755
