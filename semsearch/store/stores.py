@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 from semsearch.store import meta as meta_file
 from semsearch.store import reader
 from semsearch.store.built import Built
-from semsearch.store.location import Location, QdrantLocation, parse_location
+from semsearch.store.location import Location, PostgresLocation, QdrantLocation, parse_location
 from semsearch.store.meta import IndexMeta
 from semsearch.store.reader import StoredIndex
 from semsearch.store.schema import META_FILE
@@ -130,6 +130,10 @@ def open_store(where: Location | str | Store) -> Store:
     if isinstance(where, Store):
         return where
     location = parse_location(where)
+    if isinstance(location, PostgresLocation):
+        from semsearch.store.postgres.store import PostgresStore
+
+        return PostgresStore(location)
     if isinstance(location, QdrantLocation):
         from semsearch.store.qdrant.store import QdrantStore
 

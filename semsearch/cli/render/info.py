@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from semsearch.cli.render.output import counted, files_counted
-from semsearch.cli.render.terminal import _say
+from semsearch.cli.render.terminal import _say, index_shown
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.store.file_records import fields_seen, fields_unread, with_text, without_text
 
@@ -98,7 +98,7 @@ def _fields_words(seen: dict[str, int] | None, unread: list[dict]) -> str:
 
 def print_info(index: Index) -> None:
     data = info_json(index)
-    _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
+    _say((index_shown(data["index"]), "bold"), f" for {data['docs_root']}/")
     _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
     content = f"{files_counted(data['files'], len(data['without_text']))}, {counted(data['chunks'], 'chunk')}"
     _say(f"  content    {content} ({_budget_words(data)})")

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from semsearch.cli.render.terminal import Notes, _say, flush_stdout, silence_stdout
+from semsearch.cli.render.terminal import Notes, _say, flush_stdout, index_shown, silence_stdout
 from semsearch.util.printable import printable, readable
 
 if TYPE_CHECKING:
@@ -351,7 +351,8 @@ def search_details(
     from semsearch.store.file_records import with_text
 
     files, chunks = len(with_text(index.meta.files)), len(index.chunks)
-    notes.note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
+    shown = f"{index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')}"
+    notes.note(f"index: {index_shown(index.path)} ({shown})")
     if paths or where:
         allowed = index.allowed_rows(paths, where)
         searched = sum(bool(allowed[slice(*r.rows)].any()) for r in index.meta.files.values())
