@@ -146,8 +146,10 @@ def _centroids(vectors: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return (sums / np.diff(starts)[:, None]).astype(np.float32)
 
 
-def sample(count: int, size: int = SAMPLE_ROWS) -> np.ndarray:
-    """A fixed random ``size`` of ``range(count)``, in order (all of it when it is no bigger)."""
+def sample(count: int, size: int | None = None) -> np.ndarray:
+    """A fixed random ``size`` of ``range(count)`` (``SAMPLE_ROWS``), in order (all of it when it
+    is no bigger)."""
+    size = SAMPLE_ROWS if size is None else size
     if count <= size:
         return np.arange(count, dtype=np.int64)
     return np.sort(np.random.default_rng(SAMPLE_SEED).choice(count, size, replace=False))
