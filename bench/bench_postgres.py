@@ -90,7 +90,8 @@ def compare(name: str, url: str, model: CachedModel) -> dict:
     out = {"set": name, "split": split, "chunks": len(index.chunks), "questions": len(questions)}
     out["folder"] = {figure: base_metrics[figure] for figure in FIGURES}
     for setting, options in SETTINGS.items():
-        schema_url = f"{url}{'&' if '?' in url else '?'}schema=bench_{name.replace('-', '_')}_{setting.replace('-', '_')}"
+        schema = f"bench_{name}_{setting}".replace("-", "_")
+        schema_url = f"{url}{'&' if '?' in url else '?'}schema={schema}"
         copy_into(index, schema_url, options.get("sample"))
         depth = engine.CANDIDATES
         engine.CANDIDATES = options.get("depth", depth)
@@ -127,7 +128,9 @@ def main() -> None:
         if server is not None:
             server.cleanup()
     print(
-        f"\n{'set':10} {'setting':14} {'top1':>6} {'top3':>6} {'mrr':>6} {'answ':>6} {'rej':>6}  first rank gate"
+        f"\n{'set':10} {'setting':14} "
+        + " ".join(f"{name:>6}" for name in ("top1", "top3", "mrr", "answ", "rej"))
+        + "  first rank gate"
     )
     for result in results:
         print(
