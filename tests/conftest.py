@@ -87,7 +87,7 @@ def _model_time(request, monkeypatch):
         monkeypatch.delenv(memo.MEMO_ENV, raising=False)
 
 
-HEAVY_IMPORTS = ("mcp", "qdrant_client", "torch", "sentence_transformers", "transformers", "scipy")
+HEAVY_IMPORTS = ("mcp", "psycopg", "pgserver", "torch", "sentence_transformers", "transformers", "scipy")
 """Libraries that take a second or more to import: a test module imports them in the tests that
 need them, never when it is collected (each worker collects every module, for any lane)."""
 
@@ -152,28 +152,6 @@ def fake_sample_index(tmp_path_factory) -> Path:
     return index_dir
 
 
-def _sample_in_qdrant(tmp_path_factory, name: str, **options: str) -> str:
-    """The sample docs/ built into Qdrant's local mode in a fresh folder: its ``qdrant:///…`` URL."""
-    pytest.importorskip("qdrant_client")
-    from semsearch.build.pipeline import build_index
-
-    url = f"qdrant://{tmp_path_factory.mktemp(name) / 'store'}"
-    build_index(SAMPLE_DOCS, url, **options)
-    return url
-
-
-@pytest.fixture(scope="session")
-def fake_sample_qdrant(tmp_path_factory) -> str:
-    """``fake_sample_index``'s build in Qdrant's local mode."""
-    return _sample_in_qdrant(tmp_path_factory, "fake-sample-qdrant", model=FAKE_MODEL)
-
-
-@pytest.fixture(scope="session")
-def sample_qdrant(tmp_path_factory) -> str:
-    """``sample_index``'s build (the real default model) in Qdrant's local mode (slow tests)."""
-    return _sample_in_qdrant(tmp_path_factory, "sample-qdrant")
-
-
 @pytest.fixture(scope="session")
 def postgres_server(tmp_path_factory) -> Iterator[str]:
     """A PostgreSQL server with pgvector for the session, as a libpq URL naming no schema:
@@ -219,21 +197,23 @@ def sample_postgres(postgres_server) -> str:
     return url
 
 
-STORES = ["folder", pytest.param("qdrant", marks=pytest.mark.slow)]
-"""The stores an index can be in: the tests that take ``*_store`` run on each, Qdrant's local
-mode in the full suite only (its client takes 1.7 s to import, its store seconds to build)."""
+STORES = ["folder", pytest.param("postgres", marks=pytest.mark.slow)]
+"""The stores an index can be in: the tests that take ``*_store`` run on each, PostgreSQL in the
+full suite only (a real server, started once per worker)."""
 
 
 @pytest.fixture(params=STORES)
 def fake_sample_store(request) -> Path | str:
-    """``fake_sample_index`` on each store in turn: a folder, then ``qdrant:///…``."""
-    return request.getfixturevalue("fake_sample_index" if request.param == "folder" else "fake_sample_qdrant")
+    """``fake_sample_index`` on each store in turn: a folder, then ``postgresql://…``."""
+    return request.getfixturevalue(
+        "fake_sample_index" if request.param == "folder" else "fake_sample_postgres"
+    )
 
 
 @pytest.fixture(params=STORES)
 def sample_store(request) -> Path | str:
     """``sample_index`` on each store in turn (slow tests)."""
-    return request.getfixturevalue("sample_index" if request.param == "folder" else "sample_qdrant")
+    return request.getfixturevalue("sample_index" if request.param == "folder" else "sample_postgres")
 
 
 @pytest.fixture(autouse=True, scope="session")

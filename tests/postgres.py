@@ -40,3 +40,15 @@ def drop_schema(url: str, schema: str) -> None:
 
     with psycopg.connect(without_schema(url), autocommit=True) as connection:
         connection.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+def same(folder: object, postgres: object) -> bool:
+    """Whether two outputs are the same but for the last digits of their scores: the server adds
+    up a cosine's products in another order than numpy (1e-7 apart)."""
+    if isinstance(folder, float) and isinstance(postgres, float):
+        return abs(folder - postgres) <= 2e-5
+    if isinstance(folder, dict) and isinstance(postgres, dict):
+        return folder.keys() == postgres.keys() and all(same(folder[k], postgres[k]) for k in folder)
+    if isinstance(folder, list | tuple) and isinstance(postgres, list | tuple):
+        return len(folder) == len(postgres) and all(map(same, folder, postgres))
+    return folder == postgres

@@ -41,7 +41,7 @@ IndexOption = Annotated[
     typer.Option(
         "--index",
         envvar="SEMSEARCH_INDEX",
-        help="Index folder, or qdrant:///ABSOLUTE/DIR or qdrant://HOST:PORT/COLLECTION (default: "
+        help="Index folder, or postgresql://[USER@]HOST[:PORT]/DATABASE?schema=NAME (default: "
         "$SEMSEARCH_INDEX, else the nearest index/ here or above).",
         show_default=False,
     ),
@@ -51,7 +51,7 @@ IndexOption = Annotated[
 def _index(
     given: str | Location | None, required: bool = True, notes: terminal.Notes = terminal.SHOWN
 ) -> Location:
-    """--index, $SEMSEARCH_INDEX (a folder or a ``qdrant:`` URL), or the nearest semsearch index/
+    """--index, $SEMSEARCH_INDEX (a folder or a ``postgresql:`` URL), or the nearest semsearch index/
     folder from here upwards (``required``: none found is an error that says where it looked;
     ``notes``: where to say that one was found above)."""
     from semsearch.store.location import parse_location

@@ -1,19 +1,14 @@
-"""Where an index lives: a folder (the default), a PostgreSQL schema or a Qdrant collection named
-by a URL.
+"""Where an index lives: a folder (the default), or a PostgreSQL schema named by a URL.
 
-- ``postgresql://[USER@]HOST[:PORT]/DATABASE?schema=NAME`` (or ``postgres://``): the index in the
-  schema ``NAME`` of that database (``semsearch`` when no schema is named); everything else in
-  the URL is libpq's own (``sslmode``, ``service``, ``host=/socket/dir``, several hosts...), and
-  what the URL leaves out libpq takes from ``PG*`` variables, ``~/.pgpass`` and service files.
-  A password in the URL is used to connect and never shown: ``str()`` is the URL without it;
+``postgresql://[USER@]HOST[:PORT]/DATABASE?schema=NAME`` (or ``postgres://``): the index in the
+schema ``NAME`` of that database (``semsearch`` when no schema is named). Everything else in the
+URL is libpq's own (``sslmode``, ``service``, ``host=/socket/dir``, several hosts...), and what
+the URL leaves out libpq takes from ``PG*`` variables, ``~/.pgpass`` and service files. A
+password in the URL is used to connect and never shown: ``str()`` is the URL without it.
 
-- ``qdrant:///ABSOLUTE/DIR``: Qdrant's local mode, the client's own store in that folder (one
-  process at a time; no server);
-- ``qdrant://HOST:PORT/COLLECTION``: a Qdrant server (API key from ``QDRANT_API_KEY``;
-  ``?tls=1`` for HTTPS). ``COLLECTION`` is the alias a build switches to each new version.
-
-Anything else is a folder path, as before. Parsing needs no client library: a folder index never
-imports one.
+A ``qdrant:`` URL (the store semsearch had before) is refused in one line that says how to move
+the index. Anything else is a folder path, as before. Parsing needs no client library: a folder
+index never imports one.
 """
 
 from __future__ import annotations
@@ -22,41 +17,9 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from semsearch.errors import UsageError
-
-SCHEME = "qdrant"
-LOCAL_COLLECTION = "semsearch"
-"""The alias of the index in a local-mode folder (``qdrant:///DIR``)."""
-DEFAULT_PORT = 6333
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}")
-_FORMS = "qdrant:///ABSOLUTE/DIR (local mode) or qdrant://HOST:PORT/COLLECTION (a server)"
-
-
-@dataclass(frozen=True)
-class QdrantLocation:
-    """A Qdrant index: local mode (``directory``) or a server (``host``, ``port``, ``tls``)."""
-
-    url: str
-    collection: str = LOCAL_COLLECTION
-    directory: Path | None = None
-    host: str | None = None
-    port: int = DEFAULT_PORT
-    tls: bool = False
-
-    def __str__(self) -> str:
-        return self.url
-
-    @property
-    def local(self) -> bool:
-        return self.directory is not None
-
-    @property
-    def server(self) -> str:
-        """``host:port`` (a server) or the folder (local mode), as messages name it."""
-        return str(self.directory) if self.directory is not None else f"{self.host}:{self.port}"
-
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 DEFAULT_SCHEMA = "semsearch"
@@ -96,7 +59,7 @@ class PostgresLocation:
         return text
 
 
-Location = Path | QdrantLocation | PostgresLocation
+Location = Path | PostgresLocation
 
 
 def is_postgres_url(value: object) -> bool:
@@ -169,42 +132,16 @@ def _without_password(text: str) -> str:
     return _url(parts.scheme, f"{userinfo.partition(':')[0]}{at}{hosts}", parts.path, query)
 
 
-def is_qdrant_url(value: object) -> bool:
-    return isinstance(value, str) and value.lower().startswith(f"{SCHEME}:")
-
-
 def parse_location(value: str | os.PathLike | Location) -> Location:
-    """``value`` as an index location: a ``postgresql:`` or ``qdrant:`` URL (see the module
-    docstring), else a folder path (``Path(value)``, exactly as before)."""
-    if isinstance(value, QdrantLocation | PostgresLocation):
+    """``value`` as an index location: a ``postgresql:`` URL (see the module docstring), else a
+    folder path (``Path(value)``, exactly as before)."""
+    if isinstance(value, PostgresLocation):
         return value
     if is_postgres_url(value):
         return parse_postgres(str(value))
-    if not is_qdrant_url(value):
-        return Path(value)
-    text = str(value)
-    parts = urlsplit(text)
-    if not text.lower().startswith(f"{SCHEME}://") or parts.fragment:
-        raise UsageError(f"{text!r} is not a Qdrant index URL: write {_FORMS}")
-    options = parse_qs(parts.query, keep_blank_values=True)
-    unknown = sorted(set(options) - {"tls"})
-    if unknown:
-        raise UsageError(f"{text!r}: unknown option {unknown[0]!r} (only ?tls=1)")
-    tls = options.get("tls", ["0"])[-1].lower() in ("1", "true", "yes", "on")
-    if not parts.netloc:
-        if tls:
-            raise UsageError(f"{text!r}: local mode (qdrant:///DIR) has no TLS")
-        directory = Path(parts.path)
-        if not parts.path.startswith("/") or parts.path == "/":
-            raise UsageError(f"{text!r}: local mode needs an absolute folder, qdrant:///ABSOLUTE/DIR")
-        return QdrantLocation(text, directory=Path(os.path.normpath(directory)))
-    collection = parts.path.strip("/")
-    if not _NAME.fullmatch(collection):
-        raise UsageError(f"{text!r}: name the collection, {_FORMS}")
-    try:
-        port = parts.port or DEFAULT_PORT
-    except ValueError as exc:
-        raise UsageError(f"{text!r}: the port is not a number from 1 to 65535") from exc
-    if not parts.hostname:
-        raise UsageError(f"{text!r}: name the server, {_FORMS}")
-    return QdrantLocation(text, collection=collection, host=parts.hostname, port=port, tls=tls)
+    if isinstance(value, str) and value.lower().startswith("qdrant:"):
+        raise UsageError(
+            "Qdrant indexes are no longer supported: build the index again into PostgreSQL "
+            f"(--index {_POSTGRES_FORM}) or a folder"
+        )
+    return Path(value)

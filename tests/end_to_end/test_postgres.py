@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from semsearch.cli.commands import app
 from semsearch.store.location import parse_location
 from tests.helpers import DATA, FAKE_MODEL, FAKE_SITE, REPO, SAMPLE_DOCS, write
-from tests.postgres import connected, with_schema
+from tests.postgres import connected, same, with_schema
 
 runner = CliRunner()
 
@@ -44,18 +44,6 @@ def tables(url: str) -> list[str]:
             "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1", [parse_location(url).schema]
         ).fetchall()
     return [name for (name,) in rows]
-
-
-def same(folder: object, postgres: object) -> bool:
-    """Whether two outputs are the same but for the last digits of their scores: the server adds
-    up a cosine's products in another order than numpy (1e-7 apart)."""
-    if isinstance(folder, float) and isinstance(postgres, float):
-        return abs(folder - postgres) <= 2e-5
-    if isinstance(folder, dict) and isinstance(postgres, dict):
-        return folder.keys() == postgres.keys() and all(same(folder[k], postgres[k]) for k in folder)
-    if isinstance(folder, list) and isinstance(postgres, list):
-        return len(folder) == len(postgres) and all(map(same, folder, postgres))
-    return folder == postgres
 
 
 QUESTIONS = [
@@ -112,11 +100,14 @@ def test_a_rebuild_replaces_the_tables_in_one_step_and_an_incremental_one_embeds
     assert rebuilt.exit_code == 0, rebuilt.output
     assert json.loads(rebuilt.stdout)["embedded"] == 1  # a.md's one chunk: b.md's vectors were reused
     second = tables(postgres_index)
-    assert len(second) == 6 and not set(second) & set(first) - {"semsearch_index"}  # old version dropped
+    assert len(second) == 11 and set(first) <= set(second)  # the replaced version kept for its readers
     info = json.loads(run("info", "--index", postgres_index, "--json").stdout)
     assert info["chunks"] == 3 and info["files"] == 2
     assert json.loads(run("build", "--index", postgres_index, "--json").stdout)["embedded"] == 0
     assert tables(postgres_index) == second  # up to date: nothing written
+    assert run("build", "--index", postgres_index, "--full").exit_code == 0
+    third = tables(postgres_index)
+    assert len(third) == 11 and not set(third) & set(first) - {"semsearch_index"}  # the first dropped
 
 
 def test_a_schema_semsearch_did_not_make_is_never_written(tmp_path, postgres_index):

@@ -20,8 +20,9 @@
     centroids (``what`` 1), from which a big index's median cosines are estimated.
 
 A build writes a new version's tables and the record in one transaction, then drops the tables
-of the versions the record no longer names: a reader reads the tables of the version it opened,
-which never change, so it sees the old or the new index, never a mix.
+of the versions before the one it replaced: a reader reads the tables of the version it opened,
+which never change, so it sees the old or the new index, never a mix, and one that opened the
+version a build replaced reads on until the next build drops it.
 """
 
 from __future__ import annotations

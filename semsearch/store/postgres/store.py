@@ -5,8 +5,9 @@ One index per schema (``?schema=NAME`` in the URL). semsearch makes the schema, 
 that is empty, and afterwards changes only a schema holding its record: a schema with anything
 else in it is refused, never written. A build writes a new version's tables and switches the
 record to them in one transaction (a reader reads the old version or the new, never a mix; a
-build killed at any point leaves the previous index as it was), then drops the old version's
-tables. Two builds never interleave: each holds a session advisory lock on the schema, which
+build killed at any point leaves the previous index as it was), then drops the tables of the
+versions before the one it replaced (a reader that opened that one reads on until the next
+build). Two builds never interleave: each holds a session advisory lock on the schema, which
 the server releases when the build's connection ends, killed or not.
 """
 
@@ -56,6 +57,7 @@ from semsearch.store.postgres.remote import (
 from semsearch.store.postgres.writer import (
     Payload,
     chunk_json,
+    current_version,
     drop_stale,
     ensure_schema,
     new_version,
@@ -232,7 +234,7 @@ class PostgresStore:
 
     def write(self, built: Built, incremental: bool = False) -> None:
         """The build as a new version's tables and the record naming them, in one transaction;
-        then the tables of older versions dropped."""
+        then the tables of the versions before the one it replaced dropped."""
         vectors, chunks, meta, offtopic, keywords, pages = built
         _check_vectors(vectors, chunks, offtopic)
         digest = texts_digest(chunk_json(chunk) for chunk in chunks)
@@ -245,8 +247,9 @@ class PostgresStore:
                     ensure_schema(connection, self.location.schema)
                     connection.execute(sql().SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(_record()))
                     self._refuse_foreign(connection)
+                    previous = current_version(connection)
                     write_version(connection, payload, version)
-                drop_stale(connection, self.location.schema, keep=version)
+                drop_stale(connection, self.location.schema, keep={version, previous or version})
         finally:
             with suppress(Exception):
                 connection.close()

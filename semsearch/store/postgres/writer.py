@@ -209,17 +209,26 @@ def put_meta(connection: Any, meta: IndexMeta) -> None:
     )
 
 
-def drop_stale(connection: Any, schema: str, keep: str | None) -> None:
-    """Drop the tables of every version but ``keep`` (those a build replaced, or an earlier drop
-    left because a reader was still on them): only tables named as ``layout`` names them, and
-    each waits at most ``DROP_WAIT`` for readers (else the next build drops it)."""
+def current_version(connection: Any) -> str | None:
+    """The version the record names now (None: no record yet); the caller holds its lock."""
+    found = connection.execute(
+        sql().SQL("SELECT version FROM {}").format(sql().Identifier(RECORD))
+    ).fetchall()
+    return str(found[0][0]) if len(found) == 1 else None
+
+
+def drop_stale(connection: Any, schema: str, keep: set[str]) -> None:
+    """Drop the tables of every version but those in ``keep`` (the new one, and the one it
+    replaced: a reader that opened that one reads on until the next build): only tables named
+    as ``layout`` names them, each waiting at most ``DROP_WAIT`` for readers (else the next
+    build drops it)."""
     s = sql()
     found = connection.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY tablename", [schema]
     ).fetchall()
     for (name,) in found:
         matched = PART_TABLE.fullmatch(name)
-        if matched is None or matched.group(2) == keep:
+        if matched is None or matched.group(2) in keep:
             continue
         with suppress(Exception), connection.transaction():
             connection.execute("SELECT set_config('lock_timeout', %s, true)", [DROP_WAIT])
