@@ -24,15 +24,18 @@ QUIET_MS = 500
 events; a `git checkout` many)."""
 
 
-def _documents(index: Path):
-    """The events worth a rebuild: Markdown files and ignore files, nothing of the index's."""
+def _documents(location: object):
+    """The events worth a rebuild: Markdown files and ignore files, nothing of the index's (a
+    folder's; an index in PostgreSQL writes no file)."""
     from semsearch.ingest.sources import IGNORE_FILE, MARKDOWN_SUFFIXES
 
-    index = index.absolute()
+    index = location.absolute() if isinstance(location, Path) else None
 
     def wanted(change: object, path: str) -> bool:
         where = Path(path)
-        if where.name.startswith(f".{index.name}.") or index in where.parents or where == index:
+        if index is not None and (
+            where.name.startswith(f".{index.name}.") or index in where.parents or where == index
+        ):
             return False
         return where.suffix.lower() in MARKDOWN_SUFFIXES or where.name == IGNORE_FILE
 
@@ -49,9 +52,11 @@ def _build_command():
 def watch(
     docs: DocsArgument = None,
     index: Annotated[
-        Path,
-        typer.Option("--index", envvar="SEMSEARCH_INDEX", help="Index folder (default: index)."),
-    ] = Path("index"),
+        str,
+        typer.Option(
+            "--index", envvar="SEMSEARCH_INDEX", help="Index folder or postgresql:// URL (default: index)."
+        ),
+    ] = "index",
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only errors and the summaries.")
     ] = False,
@@ -61,7 +66,8 @@ def watch(
     A build now, then another whenever a file changes (unchanged files keep their vectors);
     Ctrl-C stops. Needs the watch extra (watchfiles)."""
     from semsearch.errors import UsageError
-    from semsearch.store.meta import peek_meta
+    from semsearch.store.location import parse_location
+    from semsearch.store.stores import open_store
 
     try:
         import watchfiles
@@ -70,10 +76,11 @@ def watch(
     build = _build_command()
     options = {"model": None, "max_tokens": None, "full": False, "exclude": None, "dry_run": False}
     build(docs=docs, index=index, **options, as_json=False, quiet=quiet, verbose=False)
-    built = peek_meta(index)
+    location = parse_location(index)
+    built = open_store(location).peek_meta()
     folder = Path(built.docs_root) if built is not None else docs
     changes = watchfiles.watch(
-        folder, watch_filter=_documents(index), debounce=QUIET_MS, raise_interrupt=True
+        folder, watch_filter=_documents(location), debounce=QUIET_MS, raise_interrupt=True
     )
     for _ in changes:
         build(docs=folder, index=index, **options, as_json=False, quiet=quiet, verbose=False)

@@ -31,9 +31,10 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_watch_rebuilds_when_a_markdown_file_changes_and_only_then(tmp_path):
+@pytest.mark.parametrize("store", ["folder", "postgres"])
+def test_watch_rebuilds_when_a_markdown_file_changes_and_only_then(tmp_path, store, request):
     docs = tmp_path / "docs"
-    index = tmp_path / "index"
+    index = tmp_path / "index" if store == "folder" else request.getfixturevalue("postgres_index")
     write(docs / "zwroty.md", "# Zwroty\n\n## Termin\n\nNa zwrot masz 14 dni od dostawy.\n")
     built = subprocess.run(
         [SEMSEARCH, "build", docs, "--index", index, "--model", FAKE_MODEL], env=ENV, capture_output=True
