@@ -15,7 +15,8 @@ Reported per size: ``upload`` (rows a second, the whole write: COPY, HNSW, recor
 questions; ``--path team_a/**``: 5% of the files), ``recall@10`` of the engine's dense top 10
 against numpy's exact one (all rows, and the 5% filter) and of the whole ranking's top 10 against
 the folder index's, and the peak RSS of a fresh process that opens the index and asks 20
-questions. The server: pgserver's PostgreSQL 18 + pgvector 0.8.2 in a temporary folder (or
+questions (``VmHWM``: ``ru_maxrss`` would carry the parent's over ``exec``). The server:
+pgserver's PostgreSQL 18 + pgvector 0.8.2 in a temporary folder (or
 ``SEMSEARCH_PG_URL``), on this machine.
 """
 
@@ -196,7 +197,7 @@ def ranking_agreement(folder, postgres, questions, paths=()) -> float:
 
 
 CHILD = """
-import json, resource, sys, time
+import json, sys, time
 import numpy as np
 started = time.perf_counter()
 from semsearch.retrieve.opening import load_index
@@ -211,8 +212,9 @@ searcher.judge(texts[0], questions[0], 10)
 first = time.perf_counter() - first
 for text, vector in zip(texts[1:], questions[1:]):
     searcher.judge(text, vector, 10)
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:"))
 print(json.dumps({"open_s": round(opened, 3), "first_ask_ms": round(1000 * first, 1),
-                  "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
+                  "rss_mb": round(int(peak.split()[1]) / 1024)}))
 """
 
 

@@ -168,10 +168,10 @@ def rank(
     ranking = np.array(scores, dtype=np.float64)
     if first is not None and len(first):
         ranking[first] += float(ranking.max() - ranking.min()) + 1.0
-    if allowed is not None:
-        ranking[~allowed] = -np.inf
-        k = min(k, int(allowed.sum()))
-    return top_k(ranking, k)
+    if allowed is None:
+        return top_k(ranking, k)
+    rows = np.flatnonzero(allowed)  # in order: ties still go to the lower row
+    return rows[top_k(ranking[rows], k)]
 
 
 def search_vectors(

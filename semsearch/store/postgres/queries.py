@@ -44,6 +44,7 @@ class Queries:
     def __init__(self, tables: Tables, exact_rows: int = EXACT_ROWS):
         self.tables = tables
         self.exact_rows = exact_rows
+        self._medians: dict[bytes, dict[int, tuple[float, float]]] = {}
 
     def _run(self, statement: Any, params: Any, settings: dict[str, str] | None = None) -> list[tuple]:
         """``statement``'s rows, run in a transaction of its own with these ``settings``."""
@@ -75,9 +76,11 @@ class Queries:
         chunks = self.tables.name("chunks")
         if allowed is not None and int(allowed.sum()) <= FILTER_EXACT_ROWS:
             starts, ends = runs(allowed)
-            statement = s.SQL(
+            statement = s.SQL(  # a range scan of the primary key per run (OFFSET 0 keeps it a scan)
                 "SELECT c.row, (-(c.embedding <#> %s))::real FROM unnest(%s::int[], %s::int[]) AS r(a, b) "
-                "JOIN {} c ON c.row >= r.a AND c.row < r.b ORDER BY (c.embedding <#> %s) + 0, c.row LIMIT %s"
+                "CROSS JOIN LATERAL (SELECT row, embedding FROM {} WHERE row >= r.a AND row < r.b "
+                "OFFSET 0) c "
+                "ORDER BY (c.embedding <#> %s) + 0, c.row LIMIT %s"
             ).format(chunks)
             return dict(self._run(statement, [vector, starts, ends, vector, depth]))
         condition, params = s.SQL(""), []
@@ -101,13 +104,19 @@ class Queries:
         return found
 
     def median(self, vector: np.ndarray, what: int = ROW_SAMPLE) -> tuple[float, float]:
-        """The median and best cosine over the sample of rows (or of page centroids)."""
-        statement = sql().SQL(
-            "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY -(embedding <#> %s)), "
-            "max(-(embedding <#> %s)) FROM {} WHERE what = %s"
-        )
-        median, best = self._run(statement.format(self.tables.name("samples")), [vector, vector, what])[0]
-        return float(median if median is not None else np.nan), float(best if best is not None else np.nan)
+        """The median and best cosine over the sample of rows (or of page centroids): both
+        samples' in one scan, kept for the question's next call (its page figures)."""
+        key = vector.tobytes()
+        found = self._medians.get(key)
+        if found is None:
+            statement = sql().SQL(
+                "SELECT what, percentile_cont(0.5) WITHIN GROUP (ORDER BY -(embedding <#> %s)), "
+                "max(-(embedding <#> %s)) FROM {} GROUP BY what"
+            )
+            rows = self._run(statement.format(self.tables.name("samples")), [vector, vector])
+            found = {kind: (float(median), float(best)) for kind, median, best in rows}
+            self._medians = {key: found}  # one question's: a new question replaces it
+        return found.get(what, (float("nan"), float("nan")))
 
     def keyword(
         self, part: str, tokens: Sequence[str], depth: int, allowed: np.ndarray | None, rows: Sequence[int]

@@ -4,6 +4,7 @@ indexed and named by the record in one transaction, then the tables no record na
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
@@ -34,9 +35,11 @@ from semsearch.store.postgres.layout import (
 )
 from semsearch.store.schema import INDEX_KIND
 
-BUILD_MEMORY = "256MB"
-"""``maintenance_work_mem`` while a build makes its HNSW index (the server's default, 64 MB, makes
-a graph of 100,000 passages spill to disk)."""
+BUILD_MEMORY = os.environ.get("SEMSEARCH_PG_BUILD_MEMORY")
+"""``maintenance_work_mem`` while a build makes its HNSW index; by default what the graph of its
+passages needs (``build_memory``): the server's own default, 64 MB, makes a graph of 100,000
+passages spill to disk, and building from disk is several times slower."""
+MAX_BUILD_MEMORY_MB = 1024
 DROP_WAIT = "2s"
 """How long dropping an old version's tables waits for readers still on it (then the next build
 drops them)."""
@@ -68,6 +71,15 @@ class Payload:
         return np.asarray(self.pages.starts, dtype=np.int64)
 
 
+def build_memory(payload: Payload) -> str:
+    """``maintenance_work_mem`` for ``payload``'s HNSW graph: its vectors and links, at least
+    64 MB, at most ``MAX_BUILD_MEMORY_MB`` (``SEMSEARCH_PG_BUILD_MEMORY`` sets it instead)."""
+    if BUILD_MEMORY:
+        return BUILD_MEMORY
+    needed = len(payload.chunks) * (payload.dim * 4 + 200) * 1.3 / (1 << 20)
+    return f"{int(min(MAX_BUILD_MEMORY_MB, max(64, needed)))}MB"
+
+
 def new_version() -> str:
     return secrets.token_hex(6)
 
@@ -82,7 +94,7 @@ def ensure_schema(connection: Any, schema: str) -> None:
 def write_version(connection: Any, payload: Payload, version: str) -> None:
     """``payload`` as ``version``'s tables and the record naming them; the caller holds a
     transaction (nothing is seen before it commits, nothing is left if it does not)."""
-    connection.execute("SELECT set_config('maintenance_work_mem', %s, true)", [BUILD_MEMORY])
+    connection.execute("SELECT set_config('maintenance_work_mem', %s, true)", [build_memory(payload)])
     for statement in version_tables(version, payload.dim):
         connection.execute(statement)
     _copy_chunks(connection, payload, version)
