@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
-from semsearch.errors import IndexChangedError, IndexCorruptError, StoreUnavailableError
+from semsearch.errors import IndexChangedError, IndexCorruptError, SemsearchError, StoreUnavailableError
 from semsearch.store.location import PostgresLocation
 
 CONNECT_SECONDS = int(os.environ.get("SEMSEARCH_PG_CONNECT_TIMEOUT", "10"))
@@ -134,28 +134,34 @@ def failures(location: PostgresLocation, reading: bool = True) -> Iterator[None]
     out: the server unreachable, a login refused, a statement too slow, a table of the index gone
     while being read (a build replaced it: ``reading``), anything else the server refused."""
     module = psycopg()
-    errors = module.errors
-    where = f"the PostgreSQL server at {location.server}"
     try:
         yield
-    except errors.UndefinedTable as exc:
-        if reading:
-            raise IndexChangedError(
-                f"the index at {location} was replaced while being read (a build finished meanwhile)"
-            ) from None
-        raise StoreUnavailableError(f"{where} failed: {_line(location, exc)}") from None
-    except (errors.InvalidPassword, errors.InvalidAuthorizationSpecification) as exc:
-        raise StoreUnavailableError(f"{where} refused the login: {_line(location, exc)}") from None
-    except errors.InsufficientPrivilege as exc:
-        raise StoreUnavailableError(f"{where} refused: {_line(location, exc)}") from None
-    except errors.QueryCanceled as exc:
-        raise StoreUnavailableError(f"{where} gave up a statement: {_line(location, exc)}") from None
-    except (errors.DataException, errors.IntegrityError) as exc:
-        raise IndexCorruptError(f"the index at {location} holds bad data ({_line(location, exc)})") from None
-    except module.OperationalError as exc:
-        raise StoreUnavailableError(f"cannot reach {where} ({_line(location, exc)})") from None
     except module.Error as exc:
-        raise StoreUnavailableError(f"{where} failed: {_line(location, exc)}") from None
+        raise _translated(location, exc, reading) from None
+
+
+def _translated(location: PostgresLocation, exc: BaseException, reading: bool) -> SemsearchError:
+    errors = psycopg().errors
+    said = _line(location, exc)
+    if isinstance(exc, errors.UndefinedTable) and reading:
+        return IndexChangedError(
+            f"the index at {location} was replaced while being read (a build finished meanwhile)"
+        )
+    if isinstance(exc, errors.DataException | errors.IntegrityError):
+        return IndexCorruptError(f"the index at {location} holds bad data ({said})")
+    where = f"the PostgreSQL server at {location.server}"
+    kinds = (  # the first that fits: a refused login and a cancelled statement are operational too
+        (
+            errors.InvalidPassword | errors.InvalidAuthorizationSpecification,
+            f"{where} refused the login: {said}",
+        ),
+        (errors.InsufficientPrivilege, f"{where} refused: {said}"),
+        (errors.QueryCanceled, f"{where} gave up a statement: {said}"),
+        (psycopg().OperationalError, f"cannot reach {where} ({said})"),
+    )
+    return StoreUnavailableError(
+        next((text for kind, text in kinds if isinstance(exc, kind)), f"{where} failed: {said}")
+    )
 
 
 def _line(location: PostgresLocation, exc: BaseException) -> str:
