@@ -38,6 +38,7 @@ from semsearch.retrieve import engine  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
 from semsearch.store.built import Built  # noqa: E402
 from semsearch.store.postgres import writer  # noqa: E402
+from semsearch.store.postgres.queries import EXACT_ROWS  # noqa: E402
 from semsearch.store.stores import open_store  # noqa: E402
 
 SETTINGS = {
@@ -97,7 +98,7 @@ def compare(name: str, url: str, model: CachedModel) -> dict:
         engine.CANDIDATES = options.get("depth", depth)
         try:
             with Collection(schema_url, embedder=model) as collection:
-                collection.index.store._queries.exact_rows = options.get("exact_rows", 10_000)
+                collection.index.store._queries.exact_rows = options.get("exact_rows", EXACT_ROWS)
                 metrics, rows = judged(collection, questions)
         finally:
             engine.CANDIDATES = depth
