@@ -178,23 +178,25 @@ def postgres_index(postgres_server) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def fake_sample_postgres(postgres_server) -> str:
-    """``fake_sample_index``'s build in PostgreSQL (a schema of its own)."""
+def fake_sample_postgres(postgres_server) -> Iterator[str]:
+    """``fake_sample_index``'s build in PostgreSQL (a schema of its own, dropped at the end)."""
     from semsearch.build.pipeline import build_index
 
-    url = with_schema(postgres_server, f"fake_sample_{secrets.token_hex(4)}")
-    build_index(SAMPLE_DOCS, url, model=FAKE_MODEL)
-    return url
+    schema = f"fake_sample_{secrets.token_hex(4)}"
+    build_index(SAMPLE_DOCS, with_schema(postgres_server, schema), model=FAKE_MODEL)
+    yield with_schema(postgres_server, schema)
+    drop_schema(postgres_server, schema)
 
 
 @pytest.fixture(scope="session")
-def sample_postgres(postgres_server) -> str:
+def sample_postgres(postgres_server) -> Iterator[str]:
     """``sample_index``'s build (the real default model) in PostgreSQL (slow tests)."""
     from semsearch.build.pipeline import build_index
 
-    url = with_schema(postgres_server, f"sample_{secrets.token_hex(4)}")
-    build_index(SAMPLE_DOCS, url)
-    return url
+    schema = f"sample_{secrets.token_hex(4)}"
+    build_index(SAMPLE_DOCS, with_schema(postgres_server, schema))
+    yield with_schema(postgres_server, schema)
+    drop_schema(postgres_server, schema)
 
 
 STORES = ["folder", pytest.param("postgres", marks=pytest.mark.slow)]
