@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from semsearch import Collection  # noqa: E402
-from semsearch.evaluation.quality import Question, is_hit  # noqa: E402
+from semsearch.evaluation.questions import Question, is_hit  # noqa: E402
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
 _EMPHASIS = re.compile(r"[*_`~]")

@@ -25,7 +25,7 @@ import numpy as np
 
 from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder, fit_question
-from semsearch.errors import SemsearchError, UsageError
+from semsearch.errors import IndexBusyError, SemsearchError, UsageError
 from semsearch.gate.decision import Gate
 from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Judged
@@ -35,6 +35,7 @@ from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
 from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking
+from semsearch.retrieve.summary import IndexSummary, summarize
 from semsearch.store.location import Location, PostgresLocation, parse_location
 from semsearch.store.records import CalibratedRecord
 
@@ -150,8 +151,7 @@ class Collection:
             isinstance(min_score, bool) or not isinstance(min_score, int | float) or not -1 <= min_score <= 1
         ):  # NaN fails the range too
             raise UsageError(f"a cosine cutoff is a number from -1 to 1 (got {min_score!r})")
-        if refresh:
-            self.refresh()
+        not_refreshed = self._refreshed() if refresh else None
         self.index.allowed_rows(paths, where)  # a filter that cannot work fails before the model loads
         fitted = [self._fit(question) for question in questions]
         vectors = self._vectors([text for text, _ in fitted]) if fitted else []
@@ -159,6 +159,7 @@ class Collection:
             replace(
                 self.searcher.search(text, vector, k, min_score, mode=mode, paths=paths, where=where),
                 question_cut=cut,
+                not_refreshed=not_refreshed,
             )
             for (text, cut), vector in zip(fitted, vectors, strict=True)
         ]
@@ -180,6 +181,13 @@ class Collection:
             if progress:
                 progress(len(judged), len(questions))
         return judged
+
+    def summary(self, verify: bool = False) -> IndexSummary:
+        """What the index holds and how its gate was set (``info``, MCP's ``index_info``);
+        ``verify``: read every chunk first, so that a damaged index is an error, not "up to date"."""
+        if verify:
+            self.index.verify()
+        return summarize(self.index)
 
     def passage(self, row: int) -> Chunk:
         """The passage at ``row`` of the index (a ``Ranked``'s row)."""
@@ -222,12 +230,23 @@ class Collection:
             raise UsageError(f"the question has no words to search for, only {repeated!r} repeated")
         return fit_question(self.embedder, question)
 
+    def _refreshed(self) -> str | None:
+        """``refresh``, but while another process writes the index (a build, ``watch``) the
+        index as it is stays, as a plain search would read it: why, or None when refreshed."""
+        try:
+            self.refresh()
+        except IndexBusyError as busy:
+            return str(busy)
+        return None
+
     def refresh(self, progress: Progress | None = None) -> BuildReport:
         """Bring the index up to date with its documents folder: an incremental build with the
         settings it was built with (model, chunk budget, exclusions), as ``semsearch build`` with
         no options, so new, changed and removed files count and unchanged ones keep their
         vectors; then search the new index. With nothing changed it writes nothing and loads no
-        model (the report's ``up_to_date``): the cost is reading the folder's files."""
+        model (the report's ``up_to_date``): the cost is reading the folder's files. Raises
+        ``IndexBusyError`` while another process writes the index (``search(refresh=True)``
+        then searches the index as it is, and its answer says so: ``not_refreshed``)."""
         from semsearch.build.as_built import settings_as_built
         from semsearch.build.pipeline import build_index
 

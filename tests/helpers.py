@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,26 @@ def memo_env(*sites: Path) -> dict[str, str]:
 
 FAKE_MODEL = "fake:hashing"
 """The spec of the hashing fake, which tests/conftest.py registers as a model backend."""
+
+
+@contextmanager
+def finishes_within(seconds: int, what: str = "it backtracks") -> Iterator[None]:
+    """Fails the test if the block is still running after ``seconds``: an alarm for work that
+    either returns at once or runs for hours (a pattern that backtracks), not a timing."""
+    import signal
+
+    import pytest
+
+    def still_running(signum, frame):
+        raise pytest.fail.Exception(f"still running after {seconds} s: {what}")
+
+    previous = signal.signal(signal.SIGALRM, still_running)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def write(path: Path, text: str) -> None:

@@ -138,7 +138,8 @@ def build_index(
     max_tokens, embedder = chunk_budget(max_tokens, spec, store, embedder)  # before any work
     report_step(Step("finding"))
     excluded: list[str] = []
-    paths, skipped = list_files(docs, excludes, excluded)
+    ignore_warnings: list[str] = []
+    paths, skipped = list_files(docs, excludes, excluded, ignore_warnings)
     report_step(Step("finding", len(paths), len(paths), "files"))
     if not paths:
         kept = f" ({index_dir}/ still holds its last build: remove it if you no longer need it)"
@@ -150,7 +151,7 @@ def build_index(
         plan = _plan(docs, store, paths, skipped, spec, settings, full, report_step)
         plan.report.index_dir = parse_location(index_dir)
         plan.report.excluded = sorted(excluded)
-        plan.report.warnings += [
+        plan.report.warnings += ignore_warnings + [
             f"--exclude {pattern!r} matched no Markdown file or folder"
             for pattern in unmatched_excludes(excludes, excluded)
         ]

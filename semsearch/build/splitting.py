@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from semsearch.build.embedding import Progress, Step
+from semsearch.build.progress import progress_within_file
 from semsearch.encode.embedders import Embedder
 from semsearch.errors import DocsError
 from semsearch.ingest.chunking import Chunk, chunk_document, embedding_text
@@ -43,6 +44,7 @@ def split_files(
             max_tokens=max_tokens,
             count_tokens=count_tokens,
             fits=lambda text: embedder.passage_tokens(text) <= limit,
+            progress=progress_within_file(progress, split, to_split, len(chunks)),
         )
         titles[source.relative] = document.title
         for chunk in document.chunks:

@@ -251,9 +251,7 @@ def ask(
     warn_of_options_in(ctx, question, notes)
     question = " ".join(question)
     with Collection(_index(index, notes=notes), model=model) as collection:
-        if refresh:
-            _refresh(collection, notes)
-        else:
+        if not refresh or not _refresh(collection, notes):
             render.stale_warning(collection.changed_files(), collection.index, notes)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
@@ -288,14 +286,22 @@ def ask(
         raise typer.Exit(EXIT_NO_ANSWER)
 
 
-def _refresh(collection, notes: terminal.Notes) -> None:
-    """``ask --refresh``: the index brought up to date, with a build's progress (stderr)."""
+def _refresh(collection, notes: terminal.Notes) -> bool:
+    """``ask --refresh``: the index brought up to date, with a build's progress (stderr). While
+    another process writes the index, the question is answered from the index as it is, with a
+    warning (False), as a plain ``ask`` would answer it then."""
     from semsearch.cli.render import build as render_build
+    from semsearch.errors import IndexBusyError
 
-    with terminate_as_interrupt(), render_build.build_progress(disable=notes.quiet) as progress:
-        report = collection.refresh(render_build.after_reading(progress))
+    try:
+        with terminate_as_interrupt(), render_build.build_progress(disable=notes.quiet) as progress:
+            report = collection.refresh(render_build.after_reading(progress))
+    except IndexBusyError as busy:
+        notes.warning(f"could not refresh the index: {busy}; answering from the index as it is")
+        return False
     if not report.up_to_date:
         render_build.refresh_note(report, notes)
+    return True
 
 
 @app.command(epilog=epilog("info"))
@@ -304,14 +310,15 @@ def info(index: IndexOption = None, as_json: JsonOption = False) -> None:
 
     The model, files, chunks and front-matter fields, and the files changed since the build."""
     from semsearch.cli.render import info as render_info
-    from semsearch.retrieve.opening import load_index
+    from semsearch.collection import Collection
 
-    loaded = load_index(_index(index))
-    loaded.verify()  # "up to date" must not be said of a damaged index
+    with Collection(_index(index)) as collection:
+        summary = collection.summary(verify=True)  # "up to date" must not be said of a damaged index
+        changed = collection.changed_files()
     if as_json:
-        render.print_json(render_info.info_json(loaded))
+        render.print_json(render_info.info_json(summary, changed))
     else:
-        render_info.print_info(loaded)
+        render_info.print_info(summary, changed)
 
 
 @app.command("eval", epilog=epilog("eval"))

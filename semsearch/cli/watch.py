@@ -2,10 +2,15 @@
 the ``watchfiles`` library: the system's own change events, inotify on Linux, no polling).
 
 It builds as ``semsearch build`` does (the settings the index records), then again after each
-burst of changes to a Markdown file or ``.semsearchignore`` under the documents folder: unchanged
-files keep their vectors, so a rebuild costs the changed files. Other files start nothing, nor
-do the index's own writes (its folder, lock and journal, never inside the documents folder).
-Ctrl-C stops it (exit 130), as it stops a build.
+burst of changes to a Markdown file or ``.semsearchignore`` under the documents folder, or to a
+folder in it (``mv docs/sub docs/sub2``, a folder moved in or out: one event for the folder,
+none for the files in it): unchanged files keep their vectors, so a rebuild costs the changed
+files. Other files start nothing, nor do the index's own writes (its folder, lock and journal,
+never inside the documents folder). The system's events follow the folder watched, not its
+path: once a second the path is checked to still be that folder, and when it is gone or another
+folder took its place (``mv docs docs.old; mv docs.new docs``) ``watch`` says so, rebuilds from
+what is at the path when a folder is there again, and watches that (issue 39: it had gone on
+watching the old folder, silently). Ctrl-C stops it (exit 130), as it stops a build.
 """
 
 from __future__ import annotations
@@ -24,10 +29,16 @@ QUIET_MS = 500
 events; a `git checkout` many)."""
 
 
-def _documents(location: object):
-    """The events worth a rebuild: Markdown files and ignore files, nothing of the index's (a
-    folder's; an index in PostgreSQL writes no file)."""
-    from semsearch.ingest.sources import IGNORE_FILE, MARKDOWN_SUFFIXES
+CHECK_MS = 1000
+"""How often the documents folder's path is checked to still be the folder watched."""
+
+
+def _documents(location: object, folders: set[Path]):
+    """The events worth a rebuild: Markdown files and ignore files, and folders (one there now,
+    or one of ``folders``, those under the documents folder at the last build: moved away or
+    removed), nothing of the index's (a folder's; an index in PostgreSQL writes no file)."""
+    from semsearch.ingest.ignorefile import IGNORE_FILE
+    from semsearch.ingest.sources import MARKDOWN_SUFFIXES
 
     index = location.absolute() if isinstance(location, Path) else None
 
@@ -37,9 +48,69 @@ def _documents(location: object):
             where.name.startswith(f".{index.name}.") or index in where.parents or where == index
         ):
             return False
-        return where.suffix.lower() in MARKDOWN_SUFFIXES or where.name == IGNORE_FILE
+        if where.suffix.lower() in MARKDOWN_SUFFIXES or where.name == IGNORE_FILE:
+            return True
+        return where in folders or (where.is_dir() and not where.is_symlink())
 
     return wanted
+
+
+def _folders(docs: Path) -> set[Path]:
+    """The folders under ``docs`` (not hidden, symlinks not followed), absolute."""
+    import os
+
+    found = set()
+    for current, dirs, _ in os.walk(docs):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        found.update(Path(current).absolute() / name for name in dirs)
+    return found
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """Which folder is at the path now (device and inode); None when none is."""
+    try:
+        found = folder.stat()
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if folder.is_dir() else None
+
+
+def _watch_until_moved(folder: Path, index: object, rebuild, rebuild_first: bool = False) -> str:
+    """Rebuild after each burst of changes in the folder at ``folder`` until that path is no
+    longer that folder: then "removed" or "replaced". ``rebuild_first``: once the system
+    watches the folder (a change made meanwhile is not missed), before any change."""
+    import watchfiles
+
+    identity = _identity(folder)
+    folders = _folders(folder)
+    changes = watchfiles.watch(
+        folder,
+        watch_filter=_documents(index, folders),
+        debounce=QUIET_MS,
+        rust_timeout=CHECK_MS,
+        yield_on_timeout=True,
+        raise_interrupt=True,
+    )
+    if rebuild_first:
+        next(changes)  # the watch has started: what the build does not see, it will
+        rebuild()
+    for changed in changes:
+        now = _identity(folder)
+        if now != identity:
+            return "removed" if now is None else "replaced"
+        if changed:
+            rebuild()
+            folders.clear()
+            folders.update(_folders(folder))
+    return "removed"
+
+
+def _wait_for(folder: Path) -> None:
+    """Until a folder is at ``folder`` again."""
+    import time
+
+    while _identity(folder) is None:
+        time.sleep(CHECK_MS / 1000)
 
 
 def _build_command():
@@ -65,12 +136,13 @@ def watch(
 
     A build now, then another whenever a file changes (unchanged files keep their vectors);
     Ctrl-C stops. Needs the watch extra (watchfiles)."""
+    from semsearch.cli.render.build import watched_folder
     from semsearch.errors import UsageError
     from semsearch.store.location import parse_location
     from semsearch.store.stores import open_store
 
     try:
-        import watchfiles
+        import watchfiles  # noqa: F401 - here: its absence is a usage error before the first build
     except ImportError as exc:
         raise UsageError("semsearch watch needs the watch extra: pip install 'semsearch[watch]'") from exc
     build = _build_command()
@@ -79,8 +151,15 @@ def watch(
     location = parse_location(index)
     built = open_store(location).peek_meta()
     folder = Path(built.docs_root) if built is not None else docs
-    changes = watchfiles.watch(
-        folder, watch_filter=_documents(location), debounce=QUIET_MS, raise_interrupt=True
-    )
-    for _ in changes:
+
+    def rebuild() -> None:
         build(docs=folder, index=index, **options, as_json=False, quiet=quiet, verbose=False)
+
+    moved = False
+    while True:
+        state = _watch_until_moved(folder, location, rebuild, rebuild_first=moved)
+        watched_folder(folder, state)
+        if state == "removed":
+            _wait_for(folder)
+            watched_folder(folder, "back")
+        moved = True

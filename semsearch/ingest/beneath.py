@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -32,7 +33,7 @@ ENOTDIR (a link, or a file, where a folder was)."""
 def refused_target(target: tuple[str, ...], spec, readable: Callable[[str], str]) -> str | None:
     """Why a symlink inside the docs folder is not followed to ``target`` (its real path,
     relative to the folder): a hidden file or folder, or an excluded one, on the way. ``spec``:
-    the exclusions (``sources.exclude_spec``), matched against names made ``readable``."""
+    the exclusions (``ignorefile.exclude_spec``), matched against names made ``readable``."""
     if not target:
         return "symlink to the docs folder itself, not followed"
     if any(part.startswith(".") for part in target):
@@ -41,6 +42,24 @@ def refused_target(target: tuple[str, ...], spec, readable: Callable[[str], str]
     if spec and (any(spec.match_file(name + "/") for name in names[:-1]) or spec.match_file(names[-1])):
         return f"symlink to an excluded path ({names[-1]}), not followed"
     return None
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISDIR, "folder"),
+)
+
+
+def not_regular(mode: int) -> str | None:
+    """Why a file of this mode is not read (None: a regular file). Reading a FIFO or a device
+    can block forever or never end, so only regular files are read."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "special file")
+    return f"not a regular file ({kind})"
 
 
 class LinkInTheWay(OSError):

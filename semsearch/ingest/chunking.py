@@ -20,12 +20,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from itertools import chain, pairwise
+from typing import Any
 
 from semsearch.ingest.chunk import PATH_SEPARATOR, Chunk
 from semsearch.ingest.frontmatter import normalize_newlines
 from semsearch.ingest.markdown import Block, Hidden, is_mdx, parse_markdown
 from semsearch.ingest.markup import BLANK_LINE
-from semsearch.ingest.packing import Packer
+from semsearch.ingest.packing import Packer, last_accepted
 from semsearch.ingest.tokens import LONGEST_TOKEN_BYTES, count_tokens
 
 CHUNKER_VERSION = 4
@@ -54,6 +55,8 @@ def embedding_text(chunk: Chunk) -> str:
     return f"{context_prefix(chunk.headings, chunk.source)}\n\n{chunk.text}"
 
 
+_CHARACTERS_PER_TOKEN = 4
+"""About how many characters a token holds in prose: where the search for a cut starts."""
 _SENTENCE_END = re.compile(r"(?<=[.!?…;:])[\"'”»)\]]*\s+")
 _WHITESPACE = re.compile(r"\s+")
 _NEWLINE = re.compile(r"\n\s*")
@@ -143,8 +146,12 @@ class _Splitter:
             start = stop
 
     def _longest_fitting(self, start: int, end: int) -> int:
-        """End of the longest slice from ``start`` that fits (at least one character)."""
-        return start + max(1, _longest(end - start, lambda k: self.fits(start, start + k)))
+        """End of the longest slice from ``start`` that fits (at least one character): galloping
+        out from about a chunk's length, not bisecting the longest slice that could fit (each
+        probe of which counted up to 128 times a chunk's characters)."""
+        guess = self.max_tokens * _CHARACTERS_PER_TOKEN
+        longest = last_accepted(0, end - start + 1, guess, lambda k: self.fits(start, start + k))
+        return start + max(1, longest)
 
     def pack(self, spans: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
         """Greedily merge consecutive spans while the merged slice still fits (lead-ins first
@@ -220,20 +227,9 @@ class ChunkedDocument:
     title: str
 
 
-def chunk_markdown(
-    text: str,
-    source: str,
-    *,
-    max_tokens: int,
-    count_tokens: TokenCounter,
-    fits: TextFits | None = None,
-) -> list[Chunk]:
-    """Chunk one Markdown document. ``text`` is the file's content, ``source`` its relative path.
-
-    ``count_tokens`` measures the budget on the embedded text (heading path + chunk text);
-    ``fits`` is an extra check every embedded text must pass (the model's own input limit).
-    """
-    return chunk_document(text, source, max_tokens=max_tokens, count_tokens=count_tokens, fits=fits).chunks
+def chunk_markdown(text: str, source: str, **options: Any) -> list[Chunk]:
+    """The chunks of one Markdown document (``chunk_document`` without its title)."""
+    return chunk_document(text, source, **options).chunks
 
 
 def chunk_document(
@@ -243,15 +239,25 @@ def chunk_document(
     max_tokens: int,
     count_tokens: TokenCounter,
     fits: TextFits | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> ChunkedDocument:
-    """``chunk_markdown``, with the document's title."""
+    """Chunk one Markdown document, and tell its title. ``text`` is the file's content, ``source``
+    its relative path.
+
+    ``count_tokens`` measures the budget on the embedded text (heading path + chunk text);
+    ``fits`` is an extra check every embedded text must pass (the model's own input limit);
+    ``progress`` is told the chunks so far at each section and each chunk (a file of 30 MB
+    takes minutes: a build shows it going).
+    """
     if max_tokens < 16:
         raise ValueError("max_tokens must be at least 16")
     text = normalize_newlines(text)
     document = parse_markdown(text, mdx=is_mdx(source))
     extra_fits = fits or (lambda _text: True)
     chunks: list[Chunk] = []
+    told = progress or (lambda _chunks: None)
     for section in document.sections:
+        told(len(chunks))
         if not section.blocks:
             continue
         headings = _headings_within(section.headings, source, max_tokens, count_tokens, extra_fits)
@@ -276,6 +282,7 @@ def chunk_document(
                     raw=None if raw == shown else raw,
                 )
             )
+            told(len(chunks))
     return ChunkedDocument(chunks, document.title)
 
 

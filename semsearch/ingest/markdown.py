@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from semsearch.ingest.markup import clean, code_span_end, document_edits, markup_within
+from semsearch.ingest.markup import BLANK_LINE, clean, code_span_end, document_edits, markup_within
 from semsearch.ingest.markup.edits import Edit
 from semsearch.ingest.markup.meta import other_front_matter, title_of, yaml_title
 from semsearch.ingest.markup.parser import MAX_NESTING, block_parser
+from semsearch.ingest.markup.scan import NextMatch
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -124,6 +125,19 @@ def _plain_inline(markdown: str) -> str:
     return " ".join("".join(parts or [markdown]).split())
 
 
+_PLAIN_TITLE = re.compile(r"(?!import\b|export\b)[^\\`*_\[\]<>!?&~{}:=^+%$|#/@\x00-\x1f]*")
+"""A heading with none of the characters markup starts with (nor a line a rule reads as a
+statement): read as it is, its spaces collapsed. A million headings had each run every flavour
+rule and the inline parser (``tests/unit/ingest/test_markup.py`` holds them to the same titles)."""
+
+
+def heading_title(markdown: str) -> str:
+    """A heading's text as a reader sees it: no markup, no comments, spaces collapsed."""
+    if _PLAIN_TITLE.fullmatch(markdown):
+        return " ".join(markdown.split())
+    return _plain_inline(clean(markdown))
+
+
 def is_mdx(source: str) -> bool:
     """Whether the file ``source`` (a path) is read as MDX."""
     return source.lower().endswith(".mdx")
@@ -162,7 +176,7 @@ def parse_markdown(text: str, mdx: bool = False) -> ParsedDocument:
             front_matter = token.content
         elif token.type == "heading_open":
             level = int(token.tag[1])
-            heading = _plain_inline(clean(tokens[i + 1].content))
+            heading = heading_title(tokens[i + 1].content)
             titled = titled or level == 1
             title = title or (heading if level == 1 else "")
             while stack and stack[-1][0] >= level:
@@ -222,6 +236,7 @@ def _add_block(
 
 _CODE = {"fence", "code_block", "math_block", "amsmath"}
 _COMMENT = re.compile(r"<!---?>|<!--[\s\S]*?-->")
+_COMMENT_CLOSE = re.compile("-->")
 _MARKDOWN_SCAN = re.compile(r"\\[\s\S]|`+|<!--")
 _HTML_SCAN = re.compile(r"<!--")
 _SPACES = re.compile(r"[ \t]*")
@@ -257,15 +272,19 @@ def _comment_spans(
 def _comments_in(text: str, start: int, end: int, scan: re.Pattern[str]) -> list[tuple[int, int]]:
     """Comments in ``text[start:end]``, skipping code spans and backslash escapes that ``scan`` finds."""
     comments = []
+    closers = NextMatch(_COMMENT_CLOSE, text, end)  # one search per closer: 20,000 "<!--" stay linear
+    blank_lines = NextMatch(BLANK_LINE, text, end)
     while (found := scan.search(text, start, end)) is not None:
         start = found.end()
         if found.group() == "<!--":
+            if closers.at_or_after(found.start() + 2) is None:
+                break  # no "-->" left: no later comment closes either
             comment = _COMMENT.match(text, found.start(), end)
             if comment is not None:
                 comments.append(comment.span())
                 start = comment.end()
         elif found.group().startswith("`"):
-            start = code_span_end(text, found, end) or start
+            start = code_span_end(text, found, end, blank_lines) or start
     return comments
 
 

@@ -15,17 +15,17 @@ import codecs
 import errno
 import hashlib
 import os
-import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from semsearch.errors import DocsError
-from semsearch.ingest.beneath import LinkInTheWay, open_beneath, refused_target
+from semsearch.ingest.beneath import LinkInTheWay, not_regular, open_beneath, refused_target
+from semsearch.ingest.gitignore import PathPatterns
+from semsearch.ingest.ignorefile import exclude_spec
 from semsearch.util.printable import readable
 
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
-IGNORE_FILE = ".semsearchignore"
 BINARY_SNIFF_BYTES = 8192
 LARGEST_FILE_BYTES = 32 * 1024 * 1024
 """A bigger file is skipped (with the reason), not read: a build holds each file's text, and its
@@ -65,50 +65,19 @@ class Skipped:
     mtime_ns: int | None = None
 
 
-def exclude_spec(docs: Path, patterns: Sequence[str] = ()):
-    """``--exclude`` patterns plus the docs folder's ``.semsearchignore``, in .gitignore syntax."""
-    import pathspec
-
-    lines = list(patterns)
-    ignore_file = docs / IGNORE_FILE
-    if ignore_file.is_file():
-        lines += ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
-
-
 def unmatched_excludes(patterns: Sequence[str], excluded: Sequence[str]) -> list[str]:
     """The ``--exclude`` patterns that left out no Markdown file or folder of ``excluded`` (a
     typo, or what they named is gone); negations (``!keep.md``) exclude nothing by design."""
-    import pathspec
-
     return [
         pattern
         for pattern in patterns
         if not pattern.startswith("!")
-        and not any(pathspec.GitIgnoreSpec.from_lines([pattern]).match_file(path) for path in excluded)
+        and not any(PathPatterns([pattern]).match_file(path) for path in excluded)
     ]
 
 
 def _relative(path: Path, docs: Path) -> str:
     return readable(path.relative_to(docs).as_posix())
-
-
-_KINDS = (
-    (stat.S_ISFIFO, "FIFO"),
-    (stat.S_ISSOCK, "socket"),
-    (stat.S_ISCHR, "character device"),
-    (stat.S_ISBLK, "block device"),
-    (stat.S_ISDIR, "folder"),
-)
-
-
-def _not_regular(mode: int) -> str | None:
-    """Why a file of this mode is not read (None: a regular file). Reading a FIFO or a device
-    can block forever or never end, so only regular files are read."""
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((name for test, name in _KINDS if test(mode)), "special file")
-    return f"not a regular file ({kind})"
 
 
 def discover(
@@ -120,12 +89,16 @@ def discover(
 
 
 def list_files(
-    docs: Path, excludes: Sequence[str] = (), excluded: list[str] | None = None
+    docs: Path,
+    excludes: Sequence[str] = (),
+    excluded: list[str] | None = None,
+    warnings: list[str] | None = None,
 ) -> tuple[list[Listed], list[Skipped]]:
     """Markdown files under ``docs`` sorted by relative POSIX path, and what was passed over.
 
     Hidden files and folders are skipped silently, excluded ones too (appended to ``excluded``
-    when given: folders with a trailing ``/``, not entered). Symlinked folders are not
+    when given: folders with a trailing ``/``, not entered); what of ``.semsearchignore`` is not
+    read goes to ``warnings`` (see ``ignore_lines``). Symlinked folders are not
     followed (no loops, nothing outside the root); a symlinked file is read only when it leads
     to a file inside the docs root that is neither hidden nor excluded (the rules apply to where
     a link leads, not only to its name); a symlink loop is skipped. FIFOs, sockets and devices
@@ -141,7 +114,7 @@ def list_files(
             f"the path of the documents folder, {readable(str(root))}, is not valid UTF-8 "
             "(the index records it); rename the folder or one above it"
         )
-    spec = exclude_spec(docs, excludes)
+    spec = exclude_spec(docs, excludes, warnings)
     found: list[Listed] = []
     skipped: list[Skipped] = []
     for current, dirs, files in os.walk(docs):
@@ -196,7 +169,7 @@ def _listed(path: Path, docs: Path, root: Path, spec) -> Listed | Skipped:
         if exc.errno == errno.ELOOP:
             return Skipped(relative, "symlink loop, not followed")
         return Listed(path, target)
-    if reason := _not_regular(info.st_mode):
+    if reason := not_regular(info.st_mode):
         return Skipped(relative, reason)
     return Listed(path, target)
 
@@ -308,7 +281,7 @@ def read_source(path: Path, docs: Path, target: Sequence[str] | None = None) -> 
     try:
         with os.fdopen(open_beneath(root, target), "rb") as handle:
             info = os.fstat(handle.fileno())
-            if reason := _not_regular(info.st_mode):
+            if reason := not_regular(info.st_mode):
                 return Skipped(relative, reason)
             if reason := _too_big(info.st_size):  # recorded with its size: a later change is seen
                 return Skipped(relative, reason, info.st_size, info.st_mtime_ns)

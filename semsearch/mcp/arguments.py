@@ -15,6 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from semsearch.util.printable import QUOTED_CHARACTERS, quoted
+
 SHOWN_CHARS = 60
 """A wrong value is shown up to this length."""
 
@@ -56,7 +58,9 @@ def unknown_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> str 
     if not unknown:
         return None
     takes = f"it takes {', '.join(known)}" if known else "it takes none"
-    return f"{', '.join(unknown)}: not an argument of this tool ({takes})"
+    named = ", ".join(quoted(name) if len(name) > QUOTED_CHARACTERS else name for name in unknown[:5])
+    more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
+    return f"{named}{more}: not an argument of this tool ({takes})"
 
 
 def argument_problems(error: ValidationError, arguments: dict[str, Any], schema: dict[str, Any]) -> str:

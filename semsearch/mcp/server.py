@@ -30,7 +30,6 @@ import time
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
 
 from semsearch import __version__
 from semsearch.collection import Collection
@@ -43,24 +42,22 @@ from semsearch.errors import (
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.hints import command_to_build, message
 from semsearch.ingest.sources import docs_relative
-from semsearch.store.file_records import fields_seen, fields_unread, with_text, without_text
 from semsearch.store.location import Location, parse_location
 from semsearch.store.passages import file_chunks, in_lines, in_section
 from semsearch.store.stores import Store, open_store
 from semsearch.util.printable import safe_line
 
 try:
-    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
-    from pydantic import ValidationError
+    from mcp.types import ToolAnnotations
 except ImportError as exc:  # not installed, or version 1 (no mcpserver)
     raise SemsearchError(
         f"the MCP server needs the mcp package, version 2 or later ({exc}); "
         "install it with `pip install 'semsearch[mcp]'`"
     ) from exc
 
-from semsearch.mcp.arguments import argument_problems, unknown_arguments
+from semsearch.mcp.answering import AnsweringServer
 from semsearch.mcp.pages import page
 from semsearch.mcp.schema import (
     MAX_LISTED_FILES,
@@ -144,9 +141,9 @@ class Library:
         with self._call() as collection:
             answer = collection.search(question, k, mode=mode, paths=paths, where=where, refresh=refresh)
             self._embedder = collection.embedder  # loaded now: kept across reopens
-            if refresh:  # the index it searched is the one on disk now
+            if refresh and answer.not_refreshed is None:  # the index it searched is the one on disk now
                 self._stamp, self._changed_until = self.store.stamp(), 0.0
-            stale = self._stale(collection)
+            stale = self._stale(collection, answer.not_refreshed)
         return SearchResult(
             answered=answer.answered,
             reason=answer.reason,
@@ -205,12 +202,10 @@ class Library:
 
     def index_info(self) -> IndexInfo:
         with self._call() as collection:
-            index = collection.index
-            meta = index.meta
-            files, empty = with_text(meta.files), without_text(meta.files)
+            summary = collection.summary()
             changed = self._changed_files(collection, fresh=True)
             stale = self._stale(collection)
-        calibrated = meta.calibrated
+        calibrated = summary.calibrated
         if calibrated is not None:
             origin = f"calibrated with `semsearch eval --calibrate` ({calibrated.method})"
         else:
@@ -218,19 +213,19 @@ class Library:
         origin += f"; a passage must beat the question's baseline: {BASELINE_IN_WORDS}"
         return IndexInfo(
             index=str(self.path),
-            docs_folder=meta.docs_root,
-            files=len(files),
-            file_names=files[:MAX_LISTED_FILES],
-            without_text=empty[:MAX_LISTED_FILES],
-            chunks=len(index.chunks),
-            model=index.model,
-            margin=round(index.gate.margin, 4),
+            docs_folder=summary.docs_root,
+            files=len(summary.files),
+            file_names=summary.files[:MAX_LISTED_FILES],
+            without_text=summary.without_text[:MAX_LISTED_FILES],
+            chunks=summary.chunks,
+            model=summary.model.spec,
+            margin=round(summary.margin, 4),
             margin_origin=origin,
-            built_at=meta.built_at,
-            semsearch_version=meta.semsearch_version,
+            built_at=summary.built_at,
+            semsearch_version=summary.semsearch_version,
             changed_files=changed[:MAX_LISTED_FILES],
-            front_matter_fields=fields_seen(meta.files) if index.front_matter_recorded else None,
-            front_matter_unread=fields_unread(meta.files)[:MAX_LISTED_FILES],
+            front_matter_fields=summary.front_matter,
+            front_matter_unread=summary.front_matter_unread[:MAX_LISTED_FILES],
             stale=stale,
         )
 
@@ -273,15 +268,17 @@ class Library:
             self._changed_until = time.monotonic() + max(STALE_CHECK_SECONDS, 10 * cost)
         return self._changed
 
-    def _stale(self, collection: Collection) -> Stale | None:
+    def _stale(self, collection: Collection, not_refreshed: str | None = None) -> Stale | None:
+        """The files changed since the build, and why a refresh asked for did not happen."""
         changed = self._changed_files(collection)
+        busy = f"could not refresh the index ({not_refreshed}): " if not_refreshed else ""
         if not changed:
-            return None
+            return Stale(files=[], note=f"{busy}results come from the index as it is") if busy else None
         command = command_to_build(collection.index.meta.docs_root, self.path)
         return Stale(
             files=changed[:20],
-            note=f"{len(changed)} file(s) changed since the index was built: results reflect the "
-            f"indexed versions; rebuild with `{command}`",
+            note=f"{busy}{len(changed)} file(s) changed since the index was built: results reflect "
+            f"the indexed versions; rebuild with `{command}`",
         )
 
     def close(self) -> None:
@@ -317,31 +314,9 @@ def _instructions(store: Store) -> str:
     )
 
 
-class _Server(MCPServer):
-    """The SDK's server, but a tool refuses arguments it does not take (the SDK drops them in
-    silence) and says in one line what is wrong with an argument (the SDK passes on pydantic's
-    multi-line report). The SDK has no hook for that message: ``call_tool``, which serves every
-    ``tools/call``, is documented to raise ``ToolError`` for arguments that fail validation, with
-    the ``ValidationError`` as its cause, and that error is reworded here."""
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context | None = None
-    ) -> CallToolResult | InputRequiredResult:
-        schema = next((tool.input_schema for tool in await self.list_tools() if tool.name == name), None)
-        if schema is not None and (unknown := unknown_arguments(arguments, schema)):
-            raise ToolError(f"Error executing tool {name}: {unknown}")
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if schema is None or not isinstance(exc.__cause__, ValidationError):
-                raise
-            problems = argument_problems(exc.__cause__, arguments, schema)
-            raise ToolError(f"Error executing tool {name}: {problems}") from exc.__cause__
-
-
 def create_server(library: Library) -> MCPServer:
     """The MCP server offering ``library``'s tools."""
-    server = _Server(
+    server = AnsweringServer(
         "semsearch",
         instructions=_instructions(library.store),
         version=__version__,

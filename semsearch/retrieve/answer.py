@@ -55,6 +55,9 @@ class Answer:
     parsed: ParsedQuestion | None = None
     """The question as its search parsed it (``question.ParsedQuestion``): snippets read its
     keywords from here (``asked``)."""
+    not_refreshed: str | None = None
+    """Why the index was searched as it is though a refresh was asked (another process was
+    writing it); None: refreshed, or none asked."""
 
     @property
     def asked(self) -> str | ParsedQuestion:

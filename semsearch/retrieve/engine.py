@@ -19,8 +19,9 @@ import numpy as np
 from semsearch.retrieve.answer import Ranked
 from semsearch.retrieve.filters import Condition
 from semsearch.retrieve.index import Index
-from semsearch.retrieve.pages import page_score, rescale
+from semsearch.retrieve.pages import page_score
 from semsearch.retrieve.question import ParsedQuestion
+from semsearch.retrieve.search import rescale
 from semsearch.retrieve.searcher import DEFAULT_RANKING, QuestionScores, Ranking, Searcher, fuses
 from semsearch.store.engine import Candidates, SearchEngine
 

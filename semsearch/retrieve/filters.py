@@ -26,6 +26,7 @@ import numpy as np
 
 from semsearch.errors import IndexCorruptError, UsageError
 from semsearch.store.file_records import fields_seen
+from semsearch.util.printable import QUOTED_CHARACTERS, quoted
 
 if TYPE_CHECKING:
     from semsearch.ingest.frontmatter import Scalar, Value
@@ -71,17 +72,17 @@ class Condition:
         match = _CONDITION.fullmatch(text)
         if not match:
             raise UsageError(
-                f"cannot read the condition {text!r}: expected FIELD OP VALUE with OP one of "
+                f"cannot read the condition {quoted(text)}: expected FIELD OP VALUE with OP one of "
                 "= != < <= > >= (e.g. type=umowa, 'year>=2024')"
             )
         field, op, value = match.group(1), "=" if match.group(2) == "==" else match.group(2), match.group(3)
         if not value:
-            raise UsageError(f"the condition {text!r} has no value after {op}")
+            raise UsageError(f"the condition {quoted(text)} has no value after {op}")
         condition = cls(field, op, value)
         if op in ORDERING and _number(value) is None and _moment(value) is None:
             raise UsageError(
-                f"the condition {text!r} compares with {op}, which needs a number or a date "
-                f"(YYYY-MM-DD), not {value!r}"
+                f"the condition {quoted(text)} compares with {op}, which needs a number or a date "
+                f"(YYYY-MM-DD), not {quoted(value)}"
             )
         return condition
 
@@ -143,7 +144,8 @@ def conditions(where: Iterable[str | Condition] | str | Condition | None) -> lis
         )
     wrong = [item for item in items if not isinstance(item, str | Condition)]
     if wrong:
-        raise UsageError(f"a condition is text such as 'year>=2024' or a Condition, not {wrong[0]!r}")
+        shown = repr(wrong[0])[:QUOTED_CHARACTERS]
+        raise UsageError(f"a condition is text such as 'year>=2024' or a Condition, not {shown}")
     return [item if isinstance(item, Condition) else Condition.parse(item) for item in items]
 
 
@@ -186,21 +188,26 @@ def allowed_rows(
 
 
 def _matching_paths(files: Mapping[str, FileRecord], paths: Sequence[str], root: Path) -> set[str]:
-    import pathspec
-
-    from semsearch.ingest.patterns import check_patterns  # here: a plain ask has no --path
+    from semsearch.ingest.gitignore import PathPatterns  # here: a plain ask has no --path
+    from semsearch.ingest.patterns import check_patterns
     from semsearch.ingest.sources import docs_relative
 
     check_patterns(paths, "the path pattern")
-    spec = pathspec.GitIgnoreSpec.from_lines([docs_relative(pattern, root) for pattern in paths])
+    spec = PathPatterns([docs_relative(pattern, root) for pattern in paths])
     return {source for source in files if spec.match_file(source)}
 
 
 def _asked(paths: Sequence[str], where: list[Condition]) -> str:
     """The filters as given: ``the path pattern(s) a.md and the condition(s) year>=2024``."""
-    asked = [f"the path pattern(s) {' '.join(paths)}"] if paths else []
-    asked += [f"the condition(s) {' '.join(str(c) for c in where)}"] if where else []
+    asked = [f"the path pattern(s) {_listed(paths)}"] if paths else []
+    asked += [f"the condition(s) {_listed([str(c) for c in where])}"] if where else []
     return " and ".join(asked)
+
+
+def _listed(given: Sequence[str], most: int = 5) -> str:
+    """Patterns or conditions as given, the first ``most`` of them, a long one cut short."""
+    shown = " ".join(quoted(text) if len(text) > QUOTED_CHARACTERS else text for text in given[:most])
+    return shown + (f" and {len(given) - most:,} more" if len(given) > most else "")
 
 
 def _only_without_text(chosen: list[str], paths: Sequence[str], where: list[Condition]) -> str:

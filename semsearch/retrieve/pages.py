@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from semsearch.encode.pages import PageIndex
-from semsearch.retrieve.search import median
+from semsearch.retrieve.search import rescaled
 
 
 @dataclass(frozen=True)
@@ -40,16 +40,6 @@ class PageWeights:
     mean: float = 0.1
     pair: float = 0.2
     topics: float = 0.5
-
-
-def rescaled(values: np.ndarray) -> np.ndarray:
-    """``values`` with their median at 0 and their best at 1 (all 0 when they are equal)."""
-    return rescale(values, median(values), float(values.max()))
-
-
-def rescale(values: np.ndarray, reference: float, best: float) -> np.ndarray:
-    """``values`` with ``reference`` at 0 and ``best`` at 1 (all 0 when ``best`` is no higher)."""
-    return (values - reference) / (best - reference) if best > reference else np.zeros_like(values)
 
 
 def page_evidence(

@@ -13,8 +13,9 @@ from semsearch.encode.keywords import tokenize
 from semsearch.retrieve.lexing import code_names, identifiers, names_something_exact, references
 from semsearch.retrieve.names import ProperName, proper_names
 
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""A terminal escape sequence (CSI ``\x1b[31m``, or ESC and one character) or a control character."""
+_CONTROL = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""A terminal escape sequence (CSI ``\x1b[31m`` or its 8-bit form ``\x9b31m``, or ESC and one
+character) or a control character (C0, DEL or C1)."""
 
 
 @dataclass(frozen=True)

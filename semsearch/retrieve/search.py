@@ -133,10 +133,19 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, keyword_weight: float = 1.0) -
     Neither scale means anything across models or corpora, so each is rescaled within the
     question: cosines so that the median chunk is 0 and the best 1, BM25 by its best score.
     """
-    reference, best = median(cosine), float(cosine.max())
-    dense = (cosine - reference) / (best - reference) if best > reference else np.zeros_like(cosine)
     top = float(keyword.max()) if len(keyword) else 0.0
-    return dense + (keyword_weight * keyword / top if top > 0 else 0.0)
+    return rescaled(cosine) + (keyword_weight * keyword / top if top > 0 else 0.0)
+
+
+def rescaled(values: np.ndarray) -> np.ndarray:
+    """``values`` with their median at 0 and their best at 1 (all 0 when they are equal)."""
+    return rescale(values, median(values), float(values.max()))
+
+
+def rescale(values: np.ndarray, reference: float, best: float) -> np.ndarray:
+    """``values`` with ``reference`` at 0 and ``best`` at 1 (all 0 when ``best`` is no higher):
+    ``rescaled`` with figures taken over rows the caller does not hold (an engine's candidates)."""
+    return (values - reference) / (best - reference) if best > reference else np.zeros_like(values)
 
 
 def median(values: np.ndarray) -> float:

@@ -27,7 +27,7 @@ from semsearch.ingest.chunk import PATH_SEPARATOR, Chunk
 from semsearch.ingest.frontmatter import normalize_newlines
 from semsearch.ingest.markdown import Hidden, ParsedDocument, is_mdx, parse_markdown
 from semsearch.ingest.sources import SourceFile, read_source
-from semsearch.util.printable import unreadable
+from semsearch.util.printable import quoted, unreadable
 
 if TYPE_CHECKING:
     from semsearch.retrieve.index import Index
@@ -45,7 +45,7 @@ def file_chunks(index: Index, source: str) -> Iterator[Chunk]:
     if record is None:
         close = difflib.get_close_matches(source, list(files), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else "; index_info lists the files"
-        raise UsageError(f"no indexed file {source!r}{hint}")
+        raise UsageError(f"no indexed file {quoted(source)}{hint}")
     if not record.has_text:
         raise UsageError(f"{source} has no indexed text")
     if record.rows is not None:
@@ -61,7 +61,9 @@ def in_section(chunks: Iterable[Chunk], source: str, section: str) -> list[Chunk
     found = [chunk for chunk in listed if chunk.headings[: len(wanted)] == wanted]
     if not found:
         sections = list(dict.fromkeys(chunk.section for chunk in listed))
-        raise UsageError(f"{source} has no section {section!r}; its sections: " + "; ".join(sections[:30]))
+        raise UsageError(
+            f"{source} has no section {quoted(section)}; its sections: " + "; ".join(sections[:30])
+        )
     return found
 
 

@@ -65,3 +65,15 @@ def unreadable(text: str) -> str:
     """``readable`` undone: each byte it wrote as ``\\xNN`` back as the surrogate that ``os``
     functions turn into that byte, so a name recorded readably (``bad\\xff.md``) opens the file."""
     return _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
+
+
+QUOTED_CHARACTERS = 60
+"""The most characters of a user's argument an error message quotes."""
+
+
+def quoted(text: str, most: int = QUOTED_CHARACTERS) -> str:
+    """``text`` quoted for an error message (``repr``), cut after ``most`` characters with the
+    length said: a 1 MB argument is not echoed back whole."""
+    if len(text) <= most:
+        return repr(text)
+    return f"{text[:most]!r}… ({len(text):,} characters)"

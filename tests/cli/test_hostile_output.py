@@ -31,6 +31,7 @@ from semsearch.errors import UsageError
 from semsearch.evaluation.quality import evaluate
 from semsearch.evaluation.questions import Question
 from semsearch.retrieve.opening import load_index
+from semsearch.retrieve.summary import summarize
 from tests.helpers import REPO, semsearch_here, write
 
 RAW = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -117,7 +118,7 @@ def test_randomized_hostile_names_headings_and_text_are_printed_escaped(
     report = build_index(docs, index_dir, embedder=fake_embedder)
     assert report.files + len(report.skipped) == files and report.files > files * 0.9  # a few: binary
     render_build.print_build_summary(report, terminal.SHOWN, verbose=True)
-    render_info.print_info(load_index(index_dir))
+    render_info.print_info(summarize(load_index(index_dir)), [])
     asked = 0
     with Collection(index_dir, embedder=fake_embedder) as collection:
         for _ in range(asks):

@@ -111,3 +111,40 @@ def test_mcp_search_refreshes_when_asked(built):
     assert fresh["stale"] is None and fresh["hits"][0]["text"] == NEW_TEXT
     assert library.index_info()["changed_files"] == []
     library.close()
+
+
+def test_a_refresh_while_another_process_writes_answers_from_the_index_as_it_is(built):
+    """Another build or ``watch`` holds the write lock (issue 39: 5 of 6 simultaneous refreshes
+    failed): ``ask --refresh`` answers as a plain ``ask`` does, with a warning; the library's
+    and MCP's searches say it in their answer."""
+    from semsearch.store.folder import index_lock
+
+    docs, index = built
+    plain, _ = ask(index)
+    write(docs / "zwroty.md", f"# Zwroty\n\n## Rower\n\n{NEW_TEXT}\n")
+    with index_lock(index):
+        answer, said = ask(index, "--refresh")
+        assert answer == plain  # the index as it is: the old text
+        assert "could not refresh the index: another semsearch process is writing" in said
+        assert "1 file(s) changed since the index was built (zwroty.md)" in said  # as a plain ask says
+        with Collection(index) as collection:
+            found = collection.search(QUESTION, k=1, min_score=-1, refresh=True)
+            assert "another semsearch process is writing" in found.not_refreshed
+    with Collection(index) as collection:  # free again: refreshed
+        assert collection.search(QUESTION, k=1, min_score=-1, refresh=True).not_refreshed is None
+
+
+def test_mcp_search_with_refresh_while_another_process_writes_says_so(built):
+    pytest.importorskip("mcp.server.mcpserver")
+    from semsearch.mcp.server import Library
+    from semsearch.store.folder import index_lock
+
+    docs, index = built
+    library = Library(index)
+    write(docs / "zwroty.md", f"# Zwroty\n\n## Rower\n\n{NEW_TEXT}\n")
+    with index_lock(index):
+        found = library.search(QUESTION, k=1, refresh=True)
+    assert found["stale"]["files"] == ["zwroty.md"] and found["hits"][0]["text"] != NEW_TEXT
+    assert found["stale"]["note"].startswith("could not refresh the index (another semsearch process")
+    assert library.search(QUESTION, k=1, refresh=True)["hits"][0]["text"] == NEW_TEXT
+    library.close()

@@ -201,3 +201,30 @@ def test_info_names_front_matter_that_could_not_be_read(tmp_path):
     library = Library(index)
     assert library.index_info()["front_matter_unread"] == unread  # the MCP server says the same
     library.close()
+
+
+@pytest.mark.parametrize(
+    ("pages", "said"),
+    [
+        (
+            {"version": 1, "pages": 86, "linked": 0.942},
+            "86 pages, 94% named by another page: the page a passage is on counts 94% in the ranking",
+        ),
+        (
+            {"version": 1, "pages": 300, "linked": 0.0},
+            "300 pages, 0% named by another page: the page a passage is on counts little in the ranking",
+        ),
+        (None, "not recorded (the index predates page evidence; the next build adds it)"),
+    ],
+)
+def test_info_says_how_much_the_page_counts_and_why(pages, said):
+    from semsearch.cli.render.info import _pages_words
+
+    assert _pages_words(pages) == said
+
+
+def test_info_shows_the_pages_line(fake_sample_index):
+    info = run("info", "--index", fake_sample_index)
+    said = "10 pages, 90% named by another page: the page a passage is on counts 90% in the ranking"
+    assert f"  pages      {said}\n" in info.stdout
+    assert json.loads(run("info", "--index", fake_sample_index, "--json").stdout)["pages"]["pages"] == 10

@@ -743,3 +743,132 @@ def test_search_says_what_no_file_holds_as_ask_json_does(tmp_path, fake_embedder
     refused = library.search("Ile kosztuje kurier PAY-999?")
     assert refused["unheld"] == ["PAY-999"] and refused["missing"] == ["PAY-999"] and not refused["answered"]
     assert library.search("Ile kosztuje kurier?")["unheld"] == []
+
+
+# Every request answered (issue 39): lines the SDK cannot read, and arguments too long to echo
+
+BAD_LINES = [
+    ("not json", None, -32700),
+    ('{"jsonrpc":"2.0","id":6,"method":"tools/list"', None, -32700),  # cut short
+    ('{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"x": "\\ud800"}}', 5, -32700),
+    ('{"jsonrpc": "2.0", "id": "\\ud800", "method": "tools/list"}', None, -32700),
+    ('{"jsonrpc":"2.0","id":7}', 7, -32600),
+    ("[1, 2]", None, -32600),
+]
+
+
+def test_a_line_the_sdk_cannot_read_gets_a_json_rpc_error_and_the_server_goes_on():
+    """The SDK's reader passes such a line on as an exception, which its server drops: the
+    client waited forever. ``AnsweringStream`` answers each (in process, with the SDK's own
+    parse of the line)."""
+    import anyio
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    from semsearch.mcp.answering import AnsweringStream
+
+    def read(line: str) -> SessionMessage | Exception:
+        try:
+            return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+        except Exception as exc:  # noqa: BLE001 - what the SDK's reader does with it
+            return exc
+
+    async def serve() -> tuple[list, list]:
+        wire, server_reads = anyio.create_memory_object_stream(10)
+        server_writes, client_reads = anyio.create_memory_object_stream(10)
+        good = '{"jsonrpc":"2.0","id":9,"method":"tools/list"}'
+        for line, *_ in [*BAD_LINES, (good,)]:
+            await wire.send(read(line))
+        wire.close()
+        async with server_writes:
+            passed = [item async for item in AnsweringStream(server_reads, server_writes)]
+        return passed, [item async for item in client_reads]
+
+    passed, answers = anyio.run(serve)
+    assert [message.message.id for message in passed] == [9]  # the server sees messages only
+    replies = [json.loads(answer.message.model_dump_json(by_alias=True)) for answer in answers]
+    assert [(reply["id"], reply["error"]["code"]) for reply in replies] == [(i, c) for _, i, c in BAD_LINES]
+    assert all(len(reply["error"]["message"]) < 120 for reply in replies)
+
+
+@pytest.mark.slow  # a server process, spoken to line by line
+def test_every_line_sent_to_the_server_gets_an_answer(fake_sample_index):
+    import select
+
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FAKE_SITE), str(REPO)])}
+    command = [sys.executable, "-m", "semsearch", "mcp", "--index", str(fake_sample_index)]
+    server = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=environment
+    )
+
+    def answer(line: str) -> dict:
+        server.stdin.write(line.encode() + b"\n")
+        server.stdin.flush()
+        ready, _, _ = select.select([server.stdout], [], [], 60)
+        assert ready, f"no answer to {line!r}"
+        return json.loads(server.stdout.readline())
+
+    opening = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    try:
+        assert "result" in answer(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": opening})
+        )
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        for line, request_id, code in BAD_LINES:
+            reply = answer(line)
+            assert (reply["id"], reply["error"]["code"]) == (request_id, code), line
+        listed = answer('{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}')
+        assert [tool["name"] for tool in listed["result"]["tools"]] == ["search", "get_passage", "index_info"]
+    finally:
+        server.stdin.close()
+        server.wait(30)
+
+
+MEGABYTE = "x" * 1_000_000
+LONG_ARGUMENTS = [
+    ("search", {"question": "zwrot", "paths": [MEGABYTE]}),
+    ("search", {"question": "zwrot", "paths": [f"none{n}/*.md" for n in range(20_000)]}),
+    ("search", {"question": "zwrot", "paths": [f"none{n}/*.md" for n in range(500)]}),
+    ("search", {"question": "zwrot", "where": ["a=" + MEGABYTE]}),
+    ("search", {"question": "zwrot", "where": [MEGABYTE]}),
+    ("search", {"question": "zwrot", "mode": MEGABYTE}),
+    ("search", {"question": "zwrot", MEGABYTE: 1}),
+    ("get_passage", {"source": MEGABYTE}),
+    ("get_passage", {"source": "zwroty.md", "section": MEGABYTE}),
+    (MEGABYTE, {}),
+]
+
+
+@pytest.fixture(scope="module")
+def one_file_index(tmp_path_factory) -> Path:
+    from tests.helpers import HashingEmbedder
+
+    folder = tmp_path_factory.mktemp("one_file")
+    write(folder / "docs" / "zwroty.md", "# Zwroty\n\nZwrot pieniędzy w ciągu 14 dni.\n")
+    build_index(folder / "docs", folder / "index", embedder=HashingEmbedder())
+    return folder / "index"
+
+
+@pytest.mark.parametrize(("tool", "arguments"), LONG_ARGUMENTS, ids=range(len(LONG_ARGUMENTS)))
+def test_an_error_quotes_a_long_argument_cut_short(one_file_index, fake_embedder, tool, arguments):
+    import anyio
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from semsearch.mcp import server as mcp_server
+    from semsearch.mcp.server import Library
+
+    library = Library(one_file_index, embedder=fake_embedder)
+    server = mcp_server.create_server(library)
+
+    async def call() -> str:
+        with pytest.raises(ToolError) as raised:
+            await server.call_tool(tool, arguments)
+        return str(raised.value)
+
+    said = anyio.run(call)
+    library.close()
+    assert len(said) < 400 and "\n" not in said, said[:500]

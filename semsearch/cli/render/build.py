@@ -59,6 +59,19 @@ def print_build_summary(report: BuildReport, notes: Notes, verbose: bool = False
     )
 
 
+WATCHED_FOLDER = {
+    "removed": "is gone (removed or moved away): watching for a folder at that path",
+    "replaced": "was replaced by another folder: watching the new one",
+    "back": "is back: watching it",
+}
+"""What ``watch`` says when its documents folder goes or comes (by the path it watches)."""
+
+
+def watched_folder(folder: object, state: str) -> None:
+    """``watch``'s line (stdout, with the build summaries) when its documents folder ``state``."""
+    _say(("Documents folder", "yellow"), f" {folder}/ {WATCHED_FOLDER[state]}")
+
+
 def after_reading(progress: Callable[[Step], None]) -> Callable[[Step], None]:
     """``progress`` from the phase after reading on: an up-to-date index (``ask --refresh``
     with nothing changed) shows none."""

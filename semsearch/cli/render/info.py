@@ -8,42 +8,33 @@ from typing import TYPE_CHECKING
 from semsearch.cli.render.output import counted, files_counted
 from semsearch.cli.render.terminal import _say, index_shown
 from semsearch.gate.threshold import BASELINE_IN_WORDS
-from semsearch.store.file_records import fields_seen, fields_unread, with_text, without_text
 
 if TYPE_CHECKING:
-    from semsearch.retrieve.index import Index
-    from semsearch.store.meta import IndexMeta
+    from semsearch.retrieve.summary import IndexSummary
 
 
-def info_json(index: Index) -> dict:
-    meta = index.meta
-    files = meta.files
+def info_json(summary: IndexSummary, changed: list[str]) -> dict:
+    """``info --json``: the summary, and the files ``changed`` since the build."""
     return {
-        "index": str(index.path),
-        "docs_root": meta.docs_root,
-        "model": meta.model.to_json(),
-        "chunking": meta.chunking.to_json(),
-        "chunk_budget": chunk_budget(meta),
-        "files": len(with_text(files)),
-        "chunks": len(index.chunks),
-        "gate": gate_json(index),
-        "build_gate": meta.margin.to_json(),
-        "built_at": meta.built_at,
-        "semsearch_version": meta.semsearch_version,
-        "excludes": list(meta.excludes),
-        "skipped": [{"path": path, "reason": s.reason} for path, s in meta.skipped.items()],
-        "without_text": without_text(files),
-        "front_matter": fields_seen(files) if index.front_matter_recorded else None,
-        "front_matter_unread": fields_unread(files),
-        "changed_since_build": index.changed_files(),
+        "index": summary.path,
+        "docs_root": summary.docs_root,
+        "model": summary.model.to_json(),
+        "chunking": summary.chunking.to_json(),
+        "chunk_budget": summary.chunk_budget,
+        "files": len(summary.files),
+        "chunks": summary.chunks,
+        "gate": gate_json(summary),
+        "build_gate": summary.build_margin.to_json(),
+        "pages": None if summary.pages is None else summary.pages.to_json(),
+        "built_at": summary.built_at,
+        "semsearch_version": summary.semsearch_version,
+        "excludes": list(summary.excludes),
+        "skipped": [{"path": path, "reason": reason} for path, reason in summary.skipped.items()],
+        "without_text": summary.without_text,
+        "front_matter": summary.front_matter,
+        "front_matter_unread": summary.front_matter_unread,
+        "changed_since_build": changed,
     }
-
-
-def chunk_budget(meta: IndexMeta) -> int:
-    """The budget chunks were cut to: the one recorded, or the model's input limit when that is
-    less (an index built before a larger ``--max-tokens`` was refused)."""
-    budget, limit = meta.chunking.max_tokens, meta.model.max_input_tokens
-    return min(budget, limit) if limit is not None else budget
 
 
 def _budget_words(data: dict) -> str:
@@ -53,16 +44,27 @@ def _budget_words(data: dict) -> str:
     return f"≤ {applied:,} tokens, what the model reads; built with --max-tokens {asked:,}"
 
 
-def gate_json(index: Index) -> dict:
+def gate_json(summary: IndexSummary) -> dict:
     """The no-answer gate in force: what its number is, and where it comes from."""
-    calibrated = index.meta.calibrated
-    in_force = calibrated if calibrated is not None and index.gate.margin == calibrated.value else None
+    calibrated = summary.calibrated
     return {
-        "rule": gate_rule(index.gate.legacy),
-        "value": round(index.gate.margin, 6),
-        "origin": "calibrate" if in_force else "build",
-        "calibrated_on": in_force.questions if in_force else None,
+        "rule": gate_rule(summary.legacy_gate),
+        "value": round(summary.margin, 6),
+        "origin": "calibrate" if calibrated else "build",
+        "calibrated_on": calibrated.questions if calibrated else None,
     }
+
+
+def _pages_words(pages: dict | None) -> str:
+    """How much the page a passage is on counts in the ranking, and why (see DESIGN.md, Pages)."""
+    if pages is None:
+        return "not recorded (the index predates page evidence; the next build adds it)"
+    share = pages["linked"]
+    weight = "counts fully" if share >= 0.995 else "counts little" if share < 0.05 else f"counts {share:.0%}"
+    return (
+        f"{counted(pages['pages'], 'page')}, {share:.0%} named by another page: "
+        f"the page a passage is on {weight} in the ranking"
+    )
 
 
 def gate_rule(legacy: bool) -> str:
@@ -96,12 +98,13 @@ def _fields_words(seen: dict[str, int] | None, unread: list[dict]) -> str:
     return f"{fields}; {unreadable}" if unread else fields
 
 
-def print_info(index: Index) -> None:
-    data = info_json(index)
+def print_info(summary: IndexSummary, changed: list[str]) -> None:
+    data = info_json(summary, changed)
     _say((index_shown(data["index"]), "bold"), f" for {data['docs_root']}/")
     _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
     content = f"{files_counted(data['files'], len(data['without_text']))}, {counted(data['chunks'], 'chunk')}"
     _say(f"  content    {content} ({_budget_words(data)})")
+    _say(f"  pages      {_pages_words(data['pages'])}")
     _say(f"  no answer  {gate_words(data['gate'])}")
     _say(f"  built      {data['built_at']} by semsearch {data['semsearch_version']}")
     if data["excludes"]:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import re
 import sys
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from semsearch.ingest.markup import blocks, html, inline, myst
 from semsearch.ingest.markup.edits import Edit, apply, resolve
+from semsearch.ingest.markup.scan import NextMatch
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -74,14 +75,16 @@ _NOT_IN_HEADINGS = {inline.ESCAPE, myst.FIELD}
 _HEADING_KEYS = re.compile(r"[ \t]+\{[ \t]*[\w-]+(?:[ \t]+[\w-]+)*[ \t]*\}[ \t]*$")
 BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
 _BLANK_LINES = re.compile(r"(?:[ \t]*\n)*")
+_LINE_BREAK = re.compile("\n")
 _AFTER_ALL = sys.maxsize
 
 
 def code_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """Inline code spans in ``text[start:end]`` (backtick runs closed by as many in the paragraph)."""
     spans, position = [], start
+    blank_lines = NextMatch(BLANK_LINE, text, end)
     while (opener := _BACKTICKS.search(text, position, end)) is not None:
-        close = code_span_end(text, opener, end)
+        close = code_span_end(text, opener, end, blank_lines)
         spans.append((opener.start(), close)) if close else None
         position = close or opener.end()
     return spans
@@ -135,20 +138,37 @@ def _cuts_into(edit: Edit, spans: list[tuple[int, int]]) -> bool:
 
 def _blank_lines_taken(text: str, edits: list[Edit]) -> list[Edit]:
     """Lines the edits leave blank go whole, with their line break, and when a blank line comes
-    before them, the blank lines after them too (as an HTML comment alone on its line does)."""
+    before them, the blank lines after them too (as an HTML comment alone on its line does).
+
+    Each span of lines is read once, whatever number of edits it holds (10,000 tags on one
+    line: one look at that line, not 10,000), and found by its line breaks' offsets, not by
+    searching back from each edit: linear in the text and the edits."""
+    breaks = [match.start() for match in _LINE_BREAK.finditer(text)]
+    left_blank: dict[tuple[int, int], bool] = {}
     extra = []
     for edit in edits:
-        line_start = text.rfind("\n", 0, edit.start) + 1
-        line_end = text.find("\n", edit.end)
-        line_end = len(text) if line_end < 0 else line_end
-        if apply(text, edits, line_start, line_end).strip() or not text[line_start:line_end].strip():
+        line_start, line_end = _line_around(breaks, len(text), edit.start, edit.end)
+        if (line_start, line_end) not in left_blank:
+            shown = apply(text, edits, line_start, line_end)
+            left_blank[line_start, line_end] = not shown.strip() and bool(text[line_start:line_end].strip())
+        if not left_blank[line_start, line_end]:
             continue
         end = min(line_end + 1, len(text))
-        before = text.rfind("\n", 0, max(0, line_start - 1)) + 1
-        if line_start == 0 or not text[before:line_start].strip():
+        if (
+            line_start == 0
+            or not text[_line_around(breaks, len(text), line_start - 1)[0] : line_start].strip()
+        ):
             end = _BLANK_LINES.match(text, end).end()
         extra.append(Edit(line_start, end, "", "line"))
     return resolve(edits + extra) if extra else edits
+
+
+def _line_around(breaks: list[int], length: int, start: int, end: int | None = None) -> tuple[int, int]:
+    """The span of the lines that hold ``[start, end)`` (``end`` None: the line of ``start``),
+    line breaks excluded; ``breaks``: the offsets of the text's line breaks."""
+    before = bisect_left(breaks, start)
+    after = bisect_left(breaks, start if end is None else end)
+    return (breaks[before - 1] + 1 if before else 0), (breaks[after] if after < len(breaks) else length)
 
 
 def document_edits(text: str, tokens: list[Token], line_offsets: list[int]) -> list[Edit]:
@@ -205,10 +225,15 @@ def markup_within(
     return found
 
 
-def code_span_end(text: str, opener: re.Match[str], end: int) -> int | None:
+def code_span_end(
+    text: str, opener: re.Match[str], end: int, blank_lines: NextMatch | None = None
+) -> int | None:
     """End of the code span that the backticks ``opener`` open: at the next run of as many
-    backticks within the paragraph; None if there is none (the backticks are then literal)."""
-    blank_line = BLANK_LINE.search(text, opener.end(), end)
+    backticks within the paragraph; None if there is none (the backticks are then literal).
+    ``blank_lines``: where the paragraph ends, kept across the openers of one text (each
+    searching to the end of a long paragraph read it once per opener)."""
+    blank_lines = blank_lines or NextMatch(BLANK_LINE, text, end)
+    blank_line = blank_lines.at_or_after(opener.end())
     stop = blank_line.start() if blank_line else end
     for run in _BACKTICKS.finditer(text, opener.end(), stop):
         if len(run.group()) == len(opener.group()):

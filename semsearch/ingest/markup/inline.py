@@ -11,8 +11,11 @@ from collections.abc import Iterator
 
 from semsearch.ingest.markup.blocks import label_key
 from semsearch.ingest.markup.edits import Edit
+from semsearch.ingest.markup.scan import NextMatch, closed_matches
 
-_SHORTCODE = re.compile(r"\{\{([<%])(?!/\*)\s*(/?)\s*([\w./-]{0,100})([\s\S]{0,2000}?)\s*\1?[>%]\}\}")
+_SHORTCODE = re.compile(
+    r"\{\{([<%])(?!/\*)\s{0,100}(/?)\s{0,100}([\w./-]{0,100})([\s\S]{0,2000}?)\s{0,100}\1?[>%]\}\}"
+)
 _SHORTCODE_TEXT = re.compile(r"""\b(?:text|title|alt|caption)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _TERM = re.compile(r"""\bterm_id\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _FIRST_ARGUMENT = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=]+)(?!\S))""")
@@ -26,6 +29,7 @@ _LIQUID_OUTPUT = re.compile(r"\{\{-?[\s\S]{0,2000}?-?\}\}")
 _INCLUDE = re.compile(r"\{\*[\s\S]{0,2000}?\*\}")
 _PERCENTS = re.compile(r"%%")
 _FOOTNOTE = re.compile(r"\[\^[^\]\s]+\](?::[ \t]*)?")
+_LABEL_END = re.compile(r"[\]\s]")
 _EMBED = re.compile(r"!\[\[[^\]\n]{0,1000}\]\]")
 _WIKILINK = re.compile(r"\[\[([^\]|\n]{0,1000})(?:\|([^\]\n]{0,1000}))?\]\]")
 _CODE_OR_BACKTICK = r"`[^`\n]{1,500}`|`(?![^`\n]{1,500}`)"
@@ -44,9 +48,10 @@ _LINK = re.compile(rf"(?<![!\]\\]){_BRACKETED}(?:{_DESTINATION}|\[[^\]\n]*\])")
 _SHORTCUT = re.compile(r"(?<![\]!\\])\[([^\[\]\n]{1,999})\](?![\[(:])")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^\s<>]*)>")
 _ATTR_ITEM = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[\w.%-]+)|-)"""
-_ATTRIBUTES = re.compile(
-    rf"[ \t]*\{{:?[ \t]*{_ATTR_ITEM}(?:[ \t]+{_ATTR_ITEM})*[ \t]*\}}|\{{::[^}}\n]*\}}|\{{:[ \t]*\}}"
-)
+_ATTRIBUTE_LIST = re.compile(rf"\{{:?[ \t]*{_ATTR_ITEM}(?:[ \t]+{_ATTR_ITEM})*[ \t]*\}}")
+"""``{ #id .class }``: goes with the spaces before it."""
+_ATTRIBUTE_OPTIONS = re.compile(r"\{::[^}\n]*\}|\{:[ \t]*\}")
+_BRACE_OR_LINE_END = re.compile(r"[}\n]")
 ICON_SETS = "material|octicons|fontawesome|simple"
 _ICON = re.compile(rf":(?:{ICON_SETS})-[a-z0-9]+(?:-[a-z0-9]+)*:")
 """pymdownx.emoji's icons (MkDocs Material): ``:material-check-all:``, ``:octicons-file-16:``."""
@@ -69,7 +74,7 @@ def shortcodes(text: str, start: int, end: int) -> Iterator[Edit]:
     """Hugo ``{{< name … >}}`` / ``{{% name … %}}``: the ``text=``/``title=`` they show, the
     argument of ``heading``, the label of a ``tab``, the term of a ``glossary_tooltip``, else
     nothing (what they expand to is not in the file)."""
-    for match in _SHORTCODE.finditer(text, start, end):
+    for match in closed_matches(_SHORTCODE, "{{", "}}", 2_410, text, start, end):
         name, arguments = match.group(3), match.group(4)
         shown = _first(_SHORTCODE_TEXT.search(arguments))
         if not shown and name == "heading":
@@ -84,8 +89,8 @@ def shortcodes(text: str, start: int, end: int) -> Iterator[Edit]:
 def liquid(text: str, start: int, end: int) -> Iterator[Edit]:
     """Jekyll/Liquid (and Jinja) ``{% tag %}`` and ``{{ value }}``: nothing a file holds (but
     for GitBook's API operations: their method and path)."""
-    for pattern in (_LIQUID_TAG, _LIQUID_OUTPUT):
-        for match in pattern.finditer(text, start, end):
+    for pattern, opener, closer in ((_LIQUID_TAG, "{%", "%}"), (_LIQUID_OUTPUT, "{{", "}}")):
+        for match in closed_matches(pattern, opener, closer, 2_010, text, start, end):
             yield Edit(match.start(), match.end(), _operation(match.group()), "liquid")
 
 
@@ -101,7 +106,7 @@ def _operation(tag: str) -> str:
 
 def includes(text: str, start: int, end: int) -> Iterator[Edit]:
     """``{* ../docs_src/x.py hl[3] *}`` (FastAPI's docs): a file shown there, not text."""
-    for match in _INCLUDE.finditer(text, start, end):
+    for match in closed_matches(_INCLUDE, "{*", "*}", 2_010, text, start, end):
         yield Edit(match.start(), match.end(), "", "include")
 
 
@@ -114,8 +119,22 @@ def obsidian_comments(text: str, segments: list[tuple[int, int]]) -> Iterator[Ed
 
 def footnotes(text: str, start: int, end: int) -> Iterator[Edit]:
     """Footnote references ``[^1]`` and the marker of their definitions ``[^1]:``."""
-    for match in _FOOTNOTE.finditer(text, start, end):
+    for match in _footnote_references(text, start, end):
         yield Edit(match.start(), match.end(), "", "footnote")
+
+
+def _footnote_references(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
+    """``_FOOTNOTE.finditer``, each ``[^`` tried only when a ``]`` ends its label (20,000 ``[^``
+    and no ``]`` read the rest of the line 20,000 times)."""
+    label_ends = NextMatch(_LABEL_END, text, end)
+    position = start
+    while (found := text.find("[^", position, end)) >= 0:
+        position = found + 1
+        close = label_ends.at_or_after(found + 2)
+        if close is None or close.group() != "]" or (match := _FOOTNOTE.match(text, found, end)) is None:
+            continue
+        yield match
+        position = match.end()
 
 
 def wikilinks(text: str, start: int, end: int) -> Iterator[Edit]:
@@ -160,10 +179,31 @@ def shortcut_references(text: str, segments: list[tuple[int, int]], labels: set[
 def attributes(text: str, start: int, end: int) -> Iterator[Edit]:
     """Attribute lists: Python-Markdown/MkDocs ``{ #id .class }``, Pandoc ``{#id}``/``{-}``,
     kramdown IALs ``{: .class}`` and ``{::options}``; Obsidian block ids ``^id``."""
-    for match in _ATTRIBUTES.finditer(text, start, end):
-        yield Edit(match.start(), match.end(), "", "attributes")
+    yield from _attribute_lists(text, start, end)
     for match in _BLOCK_ID.finditer(text, start, end):
         yield Edit(match.start(), match.end(), "", "block-id")
+
+
+def _attribute_lists(text: str, start: int, end: int) -> Iterator[Edit]:
+    """Each ``{…}`` that is an attribute list, with the spaces before it: tried where a brace
+    is (a run of spaces is not read again from each of its positions), kramdown's options only
+    when a ``}`` comes before the line ends (10,000 ``{::`` on a line: not 10,000 reads of it)."""
+    closers = NextMatch(_BRACE_OR_LINE_END, text, end)
+    position = taken = start
+    while (brace := text.find("{", position, end)) >= 0:
+        position = brace + 1
+        first = brace
+        if (match := _ATTRIBUTE_LIST.match(text, brace, end)) is not None:
+            while first > taken and text[first - 1] in " \t":
+                first -= 1
+        elif (
+            (close := closers.at_or_after(position)) is None
+            or close.group() != "}"
+            or (match := _ATTRIBUTE_OPTIONS.match(text, brace, end)) is None
+        ):
+            continue
+        yield Edit(first, match.end(), "", "attributes")
+        position = taken = match.end()
 
 
 def escapes(text: str, start: int, end: int) -> Iterator[Edit]:

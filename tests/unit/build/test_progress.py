@@ -151,3 +151,19 @@ def test_a_build_killed_at_90_percent_embeds_little_again_with_the_real_model(tm
     index, clean = load_index(tmp_path / "index"), load_index(sample_index)
     assert list(index.chunks) == list(clean.chunks)
     np.testing.assert_allclose(index.vectors, clean.vectors, atol=1e-6)
+
+
+def test_splitting_one_big_file_says_how_far_it_is(tmp_path, fake_embedder, monkeypatch):
+    """A file near the size cap takes minutes to split (issue 39: nothing after "Reading files"
+    for 240 s): the chunks so far are told while it is split, not only once it is done."""
+    from semsearch.build import progress
+
+    monkeypatch.setattr(progress, "SPLIT_PROGRESS_SECONDS", 0.0)  # every chunk told, for the test
+    write(tmp_path / "docs" / "big.md", "# Duży\n\n" + "słowo zwrot paczka " * 1_200)
+    steps = []
+    build_index(
+        tmp_path / "docs", tmp_path / "index", embedder=fake_embedder, progress=steps.append, dry_run=True
+    )
+    splitting = [step for step in steps if step.phase == "splitting"]
+    during = [step.chunks for step in splitting if step.done == 0]  # before the one file was split
+    assert len(during) > 10 and during == sorted(during) and during[-1] >= splitting[-1].chunks - 1

@@ -11,7 +11,8 @@ from semsearch.encode.pages import PageIndex, PageText, build_page_index
 from semsearch.ingest.chunking import chunk_document
 from semsearch.ingest.pages import file_title, page_names
 from semsearch.ingest.tokens import count_tokens
-from semsearch.retrieve.pages import best_two, page_evidence, rescaled
+from semsearch.retrieve.pages import best_two, page_evidence
+from semsearch.retrieve.search import rescaled
 
 GLOSSARY = PageText(
     ("Glossary",), ("Backlinks: notes linking here.", "Templates: reused notes.", "Tags: labels."), (0, 3)

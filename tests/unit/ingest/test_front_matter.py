@@ -17,6 +17,7 @@ from semsearch.cli.render.info import info_json
 from semsearch.ingest.frontmatter import front_matter_block, read_front_matter
 from semsearch.ingest.markdown import parse_markdown
 from semsearch.retrieve.opening import load_index
+from semsearch.retrieve.summary import summarize
 from tests.helpers import write
 
 runner = CliRunner()
@@ -162,7 +163,8 @@ def test_a_build_stores_the_fields_and_warns_with_the_file_and_line(docs, tmp_pa
         "lang": "pl",
     }
     assert "front_matter" not in files["plain.md"] and "front_matter" not in files["broken.md"]
-    assert info_json(index)["front_matter"] == {"date": 2, "tags": 2, "type": 2, "year": 2, "lang": 1}
+    fields = info_json(summarize(index), [])["front_matter"]
+    assert fields == {"date": 2, "tags": 2, "type": 2, "year": 2, "lang": 1}
     assert all("type:" not in chunk.text for chunk in index.chunks)  # metadata, not text
     again = build_index(docs, tmp_path / "index", embedder=fake_embedder)  # kept, and warned again
     assert again.up_to_date and load_index(tmp_path / "index").meta == index.meta
@@ -189,7 +191,7 @@ def test_an_index_from_before_front_matter_gains_it_on_a_rebuild_that_embeds_not
         record.pop("front_matter_problem", None)
     (index_dir / "meta.json").write_text(json.dumps(meta))
     old = load_index(index_dir)
-    assert not old.front_matter_recorded and info_json(old)["front_matter"] is None
+    assert not old.front_matter_recorded and info_json(summarize(old), [])["front_matter"] is None
     result = runner.invoke(app, ["ask", "czynsz", "--index", str(index_dir), "--where", "type=umowa"])
     assert result.exit_code == 2
     assert "predates front-matter filters" in result.stderr and "rebuild" in result.stderr

@@ -167,3 +167,76 @@ def test_a_file_of_the_largest_size_is_read(tmp_path):
     assert (docs / "big.md").stat().st_size <= LARGEST_FILE_BYTES
     read = read_source(docs / "big.md", docs)
     assert not isinstance(read, Skipped) and read.text == text
+
+
+HOSTILE_PATTERN = "*a*a*a*a*a*a*a*a*a*a*a*a*z"
+"""27 bytes that a backtracking match takes hours on against ``HOSTILE_NAME`` (issue 39)."""
+HOSTILE_NAME = "a" * 40 + ".md"
+
+
+def test_a_pattern_that_would_backtrack_hangs_no_build_and_no_search(folders, tmp_path, fake_embedder):
+    """``--exclude``, a line of ``.semsearchignore`` and ``--path`` (the library's ``paths``,
+    which ask and MCP pass on) against a name of 40 a's: each returns at once."""
+    from semsearch.collection import Collection
+    from semsearch.errors import UsageError
+    from tests.helpers import finishes_within
+
+    docs, _ = folders
+    (docs / HOSTILE_NAME).write_text("# A\n\nDługa nazwa pliku.\n", encoding="utf-8")
+    with finishes_within(20):
+        report = build_index(docs, tmp_path / "index", embedder=fake_embedder, excludes=[HOSTILE_PATTERN])
+        assert report.files == 5
+        (docs / ".semsearchignore").write_text(f"{HOSTILE_PATTERN}\n", encoding="utf-8")
+        assert build_index(docs, tmp_path / "dry", embedder=fake_embedder, dry_run=True).files == 5
+        with Collection(tmp_path / "index", embedder=fake_embedder) as collection:
+            with pytest.raises(UsageError, match="no indexed file matches"):
+                collection.search("nazwa", paths=[HOSTILE_PATTERN])
+            assert collection.search("nazwa", paths=["*a*a*a*a*a*a*a*.md"]).question == "nazwa"
+
+
+def _ignore_file_as(docs: Path, outside: Path, kind: str) -> None:
+    """``.semsearchignore`` that is not the folder's own file: a link out of the folder (to a
+    file whose lines would leave a.md out, to /proc, to /dev/zero), a FIFO."""
+    ignore = docs / ".semsearchignore"
+    if kind == "fifo":
+        os.mkfifo(ignore)
+        return
+    target = {"outside": outside / "ignore", "proc": Path("/proc/self/pagemap"), "zero": Path("/dev/zero")}[
+        kind
+    ]
+    (outside / "ignore").write_text("a.md\nsub/\n", encoding="utf-8")
+    os.symlink(target, ignore)
+
+
+@pytest.mark.parametrize("kind", ["outside", "proc", "zero", "fifo"])
+def test_an_ignore_file_that_is_not_the_folders_own_is_not_read(folders, tmp_path, fake_embedder, kind):
+    from tests.helpers import finishes_within
+
+    docs, outside = folders
+    _ignore_file_as(docs, outside, kind)
+    with finishes_within(20, "reading the ignore file"):
+        report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert report.files == 4 and report.excluded == []  # no line of it applied: a.md and sub/ indexed
+    said = [w for w in report.warnings if ".semsearchignore" in w]
+    reason = "FIFO" if kind == "fifo" else "leads outside the documents folder"
+    assert len(said) == 1 and reason in said[0] and said[0].endswith("not read"), report.warnings
+
+
+def test_an_ignore_file_is_read_within_bounds_and_says_what_it_left(folders, tmp_path, fake_embedder):
+    from semsearch.ingest.ignorefile import IGNORE_FILE_BYTES, IGNORE_FILE_PATTERNS
+
+    docs, _ = folders
+    many = [f"nothing-{n}.md" for n in range(IGNORE_FILE_PATTERNS)] + ["a.md"]
+    (docs / ".semsearchignore").write_text(
+        "# comment\n\nsub/c.md\n" + "\n".join(many) + "\n", encoding="utf-8"
+    )
+    report = build_index(docs, tmp_path / "index", embedder=fake_embedder)
+    assert report.excluded == ["sub/c.md"]  # a.md, the 1,002nd pattern, is not applied
+    assert f"holds 1,002 patterns: only its first {IGNORE_FILE_PATTERNS:,} are applied" in " ".join(
+        report.warnings
+    )
+    with open(docs / ".semsearchignore", "w", encoding="utf-8") as handle:
+        handle.write("sub/c.md\n" + "#" * IGNORE_FILE_BYTES + "\na.md\n")
+    report = build_index(docs, tmp_path / "index", embedder=fake_embedder, dry_run=True)
+    assert report.excluded == ["sub/c.md"]
+    assert "is over 1 MiB: only its first 9 bytes are read" in " ".join(report.warnings)

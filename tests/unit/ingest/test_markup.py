@@ -237,3 +237,21 @@ def test_a_line_that_opens_or_ends_with_markup_is_shown_whole(line):
     what it shows is the line as written (seen: snippets that began ``Helm](https://helm.sh)``)."""
     chunk = only(f"# T\n\n## S\n\n{line}\n")
     assert chunk.shown == line.strip() or chunk.shown == line
+
+
+def test_a_plain_heading_is_read_as_the_rules_and_the_inline_parser_read_it():
+    """``heading_title`` skips the flavour rules and the inline parser for a heading with none of
+    the characters they look for (a million headings had run them all): random titles of those
+    characters and the others come out as the full reading gives them."""
+    import random
+
+    from semsearch.ingest.markdown import _plain_inline, heading_title
+    from semsearch.ingest.markup import clean
+
+    rng = random.Random(39)
+    characters = "abcXYZ ąę 019.,-'\"();\t\n" + "\\`*_[]<>!?&~{}:=^+%$|#/@"
+    for _ in range(1000):
+        title = "".join(rng.choice(characters) for _ in range(rng.randint(0, 12)))
+        if rng.random() < 0.05:
+            title = rng.choice(["import ", "export ", "exports "]) + title
+        assert heading_title(title) == _plain_inline(clean(title)), repr(title)

@@ -24,6 +24,7 @@ WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwro
         ("iPhoneのバッテリーを長持ちさせる方法は？", ["iPhone"]),  # not the whole unspaced question
         ("如何使用fs.readFile读取文件？", ["fs.readFile"]),
         ("\x1b[31mrot\x1b[0m Wie setze ich ein Cookie?", []),  # an escape sequence names nothing
+        ("Czy \x9b31mPAY-517\x9b0m działa?", ["PAY-517"]),  # nor does its 8-bit form (C1 CSI)
     ],
 )
 def test_what_a_question_names_exactly(question, named):
@@ -119,3 +120,15 @@ def test_a_name_is_specific_in_one_file_or_fewer_than_half(mentioning, files, sp
     from semsearch.retrieve.searcher import _specific
 
     assert _specific(mentioning, files) is specific
+
+
+def test_an_8_bit_escape_sequence_names_nothing():
+    """``\\x9b31m`` (the C1 CSI) is read as ``\\x1b[31m`` is: "31mVisa" is no name (issue 39)."""
+    plain = ParsedQuestion.parse("Czy Visa działa?", "pl")
+    for escaped in (
+        "Czy \x9b31mVisa\x9b0m działa?",
+        "Czy \x1b[31mVisa\x1b[0m działa?",
+        "Czy \x85Visa\x9c działa?",
+    ):
+        parsed = ParsedQuestion.parse(escaped, "pl")
+        assert (parsed.proper_names, parsed.tokens) == (plain.proper_names, plain.tokens), escaped
