@@ -42,6 +42,7 @@ from semsearch.store.records import CalibratedRecord
 if TYPE_CHECKING:
     from semsearch.build.embedding import Progress
     from semsearch.build.report import BuildReport
+    from semsearch.context.prompt import Prompt
 
 __all__ = ["Answer", "Collection", "Condition", "Hit"]
 
@@ -192,6 +193,59 @@ class Collection:
     def passage(self, row: int) -> Chunk:
         """The passage at ``row`` of the index (a ``Ranked``'s row)."""
         return self.index.chunks[row]
+
+    def filtered(
+        self, paths: Sequence[str] = (), where: Sequence[str | Condition] = ()
+    ) -> tuple[int, int] | None:
+        """How many files and passages ``paths`` and ``where`` leave to search (None: no filter)."""
+        allowed = self.index.allowed_rows(_patterns(paths), conditions(where))
+        if allowed is None:
+            return None
+        records = self.index.meta.files.values()
+        files = sum(bool(allowed[slice(*r.rows)].any()) for r in records if r.rows is not None)
+        return files, int(allowed.sum())
+
+    def file_passages(
+        self,
+        source: str,
+        *,
+        section: str | None = None,
+        start_line: int | None = None,
+        end_line: int | None = None,
+    ) -> tuple[str, Iterable[Chunk]]:
+        """The passages of ``source`` in document order (as the index names it, or a path to it,
+        absolute or relative to the current folder), within ``section`` and lines
+        ``start_line``..``end_line`` when given (each cut to those lines): its name in the
+        index, and the passages (read one by one: a file may have thousands)."""
+        from semsearch.store.passages import file_chunks, in_lines, in_section
+
+        source = self._indexed_name(source)
+        chunks = file_chunks(self.index, source)
+        if section is not None:
+            chunks = in_section(chunks, source, section)
+        if start_line is not None or end_line is not None:
+            chunks = in_lines(self.index, chunks, source, start_line, end_line)
+        return source, chunks
+
+    def _indexed_name(self, source: str) -> str:
+        from semsearch.ingest.sources import docs_relative  # not on a cold ask's path
+
+        if source in self.index.meta.files:
+            return source
+        return docs_relative(source, Path(self.docs_root))
+
+    def context_prompt(self, answer: Answer, max_tokens: int, expand: str = "chunk") -> Prompt:
+        """The prompt for a language model that ``ask --context`` prints: what ``answer`` found,
+        within ``max_tokens``, each result as its passage or its whole ``expand`` (see
+        ``semsearch.context.prompt``)."""
+        from semsearch.context.prompt import context_prompt
+
+        return context_prompt(self.index, answer, max_tokens, expand)
+
+    @property
+    def model(self) -> str:
+        """The model the index was built with (its spec)."""
+        return self.index.model
 
     @property
     def docs_root(self) -> str:

@@ -41,9 +41,7 @@ from semsearch.errors import (
 )
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.hints import command_to_build, message
-from semsearch.ingest.sources import docs_relative
 from semsearch.store.location import Location, parse_location
-from semsearch.store.passages import file_chunks, in_lines, in_section
 from semsearch.store.stores import Store, open_store
 from semsearch.util.printable import safe_line
 
@@ -182,12 +180,9 @@ class Library:
         end_line: EndLine = None,
     ) -> PassageResult:
         with self._call() as collection:
-            source = _indexed_name(collection, source)
-            chunks = file_chunks(collection.index, source)
-            if section is not None:
-                chunks = in_section(chunks, source, section)
-            if start_line is not None or end_line is not None:
-                chunks = in_lines(collection.index, chunks, source, start_line, end_line)
+            source, chunks = collection.file_passages(
+                source, section=section, start_line=start_line, end_line=end_line
+            )
             passages, next_start_line = page(chunks)
             changed = source in self._changed_files(collection)
         return PassageResult(
@@ -250,7 +245,7 @@ class Library:
         if self._collection is not None and stamp is not None and stamp == self._stamp:
             return self._collection
         collection = Collection(self.path, embedder=self._embedder)
-        if self._embedder is not None and self._embedder.spec != collection.index.model:
+        if self._embedder is not None and self._embedder.spec != collection.model:
             collection.close()
             collection = Collection(self.path)  # rebuilt with another model: load that one
         if self._collection is not None:
@@ -274,7 +269,7 @@ class Library:
         busy = f"could not refresh the index ({not_refreshed}): " if not_refreshed else ""
         if not changed:
             return Stale(files=[], note=f"{busy}results come from the index as it is") if busy else None
-        command = command_to_build(collection.index.meta.docs_root, self.path)
+        command = command_to_build(collection.docs_root, self.path)
         return Stale(
             files=changed[:20],
             note=f"{busy}{len(changed)} file(s) changed since the index was built: results reflect "
@@ -286,14 +281,6 @@ class Library:
             if self._collection is not None:
                 self._collection.close()
                 self._collection = None
-
-
-def _indexed_name(collection: Collection, source: str) -> str:
-    """``source`` as the index names it: an absolute path (``ask --json`` prints ``path``) or
-    one relative to the current folder becomes relative to the documents folder."""
-    if source in collection.index.meta.files:
-        return source
-    return docs_relative(source, Path(collection.index.meta.docs_root))
 
 
 def _instructions(store: Store) -> str:
