@@ -198,17 +198,21 @@ class PostgresStore:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """A build's lock: a session advisory lock on the schema, on a connection of its own
-        held for the build (the server drops it with the connection, a killed build's too)."""
+        held for the build (the server drops it with the connection, a killed build's too). Let
+        go of before the connection closes: a backend releases its locks as it exits, after the
+        client has moved on, so a build just ended could still be seen running."""
         connection = connect(self.location)
+        key, taken = [LOCK_CLASS, self.location.schema], False
         try:
             with failures(self.location, reading=False):
-                taken = connection.execute(
-                    "SELECT pg_try_advisory_lock(%s, hashtext(%s))", [LOCK_CLASS, self.location.schema]
-                ).fetchone()[0]
+                taken = connection.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", key).fetchone()[0]
             if not taken:
                 raise IndexBusyError(f"another semsearch build is writing {self.location}")
             yield
         finally:
+            with suppress(Exception):
+                if taken:
+                    connection.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", key)
             with suppress(Exception):
                 connection.close()
 
