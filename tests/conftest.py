@@ -153,7 +153,7 @@ def fake_sample_index(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory) -> Iterator[str]:
+def postgres_server() -> Iterator[str]:
     """A PostgreSQL server with pgvector for the session, as a libpq URL naming no schema:
     ``SEMSEARCH_PG_URL``'s when set (any server), else a throwaway one ``pgserver`` starts in a
     temporary folder (PostgreSQL 18 and pgvector 0.8 from PyPI, no root, no network: 1-2 s)."""
@@ -162,11 +162,16 @@ def postgres_server(tmp_path_factory) -> Iterator[str]:
         yield given
         return
     pgserver = pytest.importorskip("pgserver")
-    server = pgserver.get_server(tmp_path_factory.mktemp("postgres"), cleanup_mode="delete")
+    # Not under pytest's base temporary folder: another pytest session of the same user (two
+    # checkouts tested at once) deletes all but the three newest of those, and PostgreSQL shuts
+    # down at once when its data folder's lock file goes (tests of a whole run failed so).
+    folder = Path(tempfile.mkdtemp(prefix="semsearch-pg-"))
+    server = pgserver.get_server(folder, cleanup_mode="delete")
     try:
         yield server.get_uri()
     finally:
         server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
