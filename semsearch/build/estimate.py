@@ -21,10 +21,11 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-from semsearch.build.embedding import batches
+from semsearch.build.embedding import EMBED_BATCH, batches, model_lengths
 from semsearch.build.report import EstimateBasis
-from semsearch.encode.embedders import Embedder, available_cores
+from semsearch.encode.embedders import Embedder, available_cores, prepare_batches
 from semsearch.gate.bank import offtopic_bank, stored_bank_vectors
 from semsearch.gate.threshold import section_titles
 from semsearch.ingest.chunking import Chunk, embedding_text
@@ -34,6 +35,7 @@ from semsearch.store.journal import Journal, embedding_key
 SAMPLE_BATCHES = 3
 """Batches timed at most; one per ten of the build's batches (one for under twenty)."""
 SAMPLE_QUERIES = 16
+T = TypeVar("T")
 
 
 def build_seconds(
@@ -73,7 +75,8 @@ def _picks(batches: int) -> int:
 def estimate_basis(fresh: Sequence[Chunk]) -> EstimateBasis:
     """What an estimate for embedding ``fresh`` assumed: the chunks ``embedding_seconds`` times,
     the cores and the load now."""
-    timed = sum(map(len, _timed(_longest_first([embedding_text(chunk) for chunk in fresh]))))
+    full, rest = divmod(len(fresh), EMBED_BATCH)
+    timed = sum(_timed([EMBED_BATCH] * full + ([rest] if rest else [])))  # the batches' sizes
     try:
         load: float | None = round(os.getloadavg()[0], 2)
     except (AttributeError, OSError):
@@ -81,25 +84,27 @@ def estimate_basis(fresh: Sequence[Chunk]) -> EstimateBasis:
     return EstimateBasis(timed, available_cores(), load)
 
 
-def _longest_first(texts: Sequence[str]) -> list[list[int]]:
+def _longest_first(embedder: Embedder, texts: Sequence[str]) -> list[list[int]]:
     """The build's batches (``embedding.batches``), the longest first."""
-    return batches(texts)[::-1]
+    return batches(model_lengths(embedder, texts))[::-1]
 
 
-def _timed(all_batches: list[list[int]]) -> list[list[int]]:
+def _timed(all_batches: list[T]) -> list[T]:
     """The batches a dry run times: ``_picks`` of them, evenly spread."""
     picks = _picks(len(all_batches))
     return [all_batches[(2 * pick + 1) * len(all_batches) // (2 * picks)] for pick in range(picks)]
 
 
 def embedding_seconds(embedder: Embedder, texts: Sequence[str]) -> float:
-    """Seconds ``embed_in_batches`` would take for ``texts``: a few of its batches, timed."""
-    all_batches = _longest_first(texts)
-    if not all_batches:
+    """Seconds ``embed_in_batches`` would take for ``texts``: a few of its batches, timed, after
+    the runtime that embeds them is loaded (timed too: a build loads it once)."""
+    if not texts:
         return 0.0
+    loading = _seconds(lambda _: prepare_batches(embedder), [])
+    all_batches = _longest_first(embedder, texts)
     timed = _timed(all_batches)
     seconds = [_seconds(embedder.embed_passages, [texts[i] for i in batch]) for batch in timed]
-    return statistics.mean(seconds) * len(all_batches)
+    return loading + statistics.mean(seconds) * len(all_batches)
 
 
 def queries_seconds(embedder: Embedder, queries: Sequence[str]) -> float:

@@ -31,6 +31,7 @@ from semsearch.build.files import (
 from semsearch.build.report import BuildReport, Changes
 from semsearch.build.reuse import gate_current, keep_index, keywords_current, pages_current, reusable_index
 from semsearch.build.splitting import split_files
+from semsearch.encode import embedders
 from semsearch.encode.corpus import keyword_index_of
 from semsearch.encode.embedders import DEFAULT_MODEL, Embedder, canonical_spec, load_embedder
 from semsearch.encode.keywords import settings as keyword_settings
@@ -90,7 +91,7 @@ class Plan:
 
     @property
     def vector_source(self) -> Index | None:
-        """The index whose vectors the rows of ``_chunk`` point into."""
+        """The index whose vectors the rows of ``split_files`` point into."""
         return self.previous or self.same_texts
 
 
@@ -256,6 +257,7 @@ def _estimate(plan: Plan, embedder: Embedder, chunks: list[Chunk], rows: list, p
     if not plan.report.busy:
         plan.report.estimated_seconds = prepared + build_seconds(embedder, fresh, chunks, plan.previous)
         plan.report.estimate_basis = estimate_basis(fresh)
+        plan.report.runtime, plan.report.runtime_refused = embedders.runtime_used(embedder)
 
 
 def _build(
@@ -275,6 +277,7 @@ def _build(
     plan.report.warnings.extend(journal.warnings())
     report = plan.report
     report.embedded, report.resumed, report.tokens = result.embedded, result.resumed, result.tokens
+    report.runtime, report.runtime_refused = embedders.runtime_used(embedder)
     previous = plan.previous
     progress(Step("calibrating"))
     reusable = previous is not None and previous.offtopic_reusable
@@ -290,7 +293,7 @@ def _build(
         semsearch_version=__version__,
         built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         docs_root=str(plan.docs.resolve()),
-        model=ModelRecord(embedder.spec, embedder.dim, embedder.max_input_tokens),
+        model=_model_record(plan, embedder),
         chunking=settings,
         chunks=len(chunks),
         files=records,
@@ -315,6 +318,14 @@ def _build(
     journal.discard()
     plan.report.chunks = len(chunks)
     plan.report.margin = calibrated.value if calibrated else calibration.margin
+
+
+def _model_record(plan: Plan, embedder: Embedder) -> ModelRecord:
+    """The model, and what ran it: this build's runtime, or the last one's if this embedded none."""
+    runtime = plan.report.runtime
+    if plan.report.embedded == 0 and plan.previous is not None:
+        runtime = plan.previous.meta.model.runtime
+    return ModelRecord(embedder.spec, embedder.dim, embedder.max_input_tokens, runtime=runtime)
 
 
 def _journal(plan: Plan, embedder: Embedder) -> Journal:

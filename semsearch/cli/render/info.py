@@ -101,7 +101,9 @@ def _fields_words(seen: dict[str, int] | None, unread: list[dict]) -> str:
 def print_info(summary: IndexSummary, changed: list[str]) -> None:
     data = info_json(summary, changed)
     _say((index_shown(data["index"]), "bold"), f" for {data['docs_root']}/")
-    _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions)")
+    runtime = data["model"].get("runtime")
+    by = f"; embedded by {runtime}" if isinstance(runtime, str) else ""
+    _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions{by})")
     content = f"{files_counted(data['files'], len(data['without_text']))}, {counted(data['chunks'], 'chunk')}"
     _say(f"  content    {content} ({_budget_words(data)})")
     _say(f"  pages      {_pages_words(data['pages'])}")

