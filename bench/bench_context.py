@@ -18,7 +18,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from semsearch import Collection  # noqa: E402
-from semsearch.context.prompt import context_prompt  # noqa: E402
 
 BUDGETS = (500, 1000, 2000, 3000)
 EXPANSIONS = ("chunk", "section", "file")
@@ -43,7 +42,7 @@ def measure(index: Path, questions: Path, k: int) -> dict[tuple[str, int], list[
                 for budget in BUDGETS:
                     held = False
                     if answer.hits:
-                        prompt = context_prompt(collection.index, answer, budget, expand)
+                        prompt = collection.context_prompt(answer, budget, expand)
                         sources = fold(prompt.text.rsplit("Question:", 1)[0])
                         held = any(fold(a) in sources for a in answers(row))
                     found.setdefault((expand, budget), []).append(held)

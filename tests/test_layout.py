@@ -21,8 +21,9 @@ LAYERS: list[set[str]] = [
     {"gate"},
     {"retrieve"},
     {"build"},
+    {"context"},  # the prompt ``ask --context`` prints, from what retrieval found (Collection.context_prompt)
     {"collection", "hints"},
-    {"context", "evaluation"},
+    {"evaluation"},
     {"mcp"},
     {"cli"},  # `semsearch mcp` starts the server
     {"__main__"},

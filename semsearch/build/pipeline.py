@@ -118,7 +118,7 @@ def build_index(
     progress: Progress | None = None,
     dry_run: bool = False,
 ) -> BuildReport:
-    """Index every Markdown file under ``docs`` into ``index_dir``, a folder or a ``qdrant:`` URL
+    """Index every Markdown file under ``docs`` into ``index_dir``, a folder or a ``postgresql:`` URL
     (see ``store.stores``; ``full``: reuse nothing).
 
     ``max_tokens``: the chunk budget (None: 300, or the model's input limit when less; more than

@@ -41,7 +41,7 @@ IndexOption = Annotated[
     typer.Option(
         "--index",
         envvar="SEMSEARCH_INDEX",
-        help="Index folder, or qdrant:///ABSOLUTE/DIR or qdrant://HOST:PORT/COLLECTION (default: "
+        help="Index folder, or postgresql://[USER@]HOST[:PORT]/DATABASE?schema=NAME (default: "
         "$SEMSEARCH_INDEX, else the nearest index/ here or above).",
         show_default=False,
     ),
@@ -51,7 +51,7 @@ IndexOption = Annotated[
 def _index(
     given: str | Location | None, required: bool = True, notes: terminal.Notes = terminal.SHOWN
 ) -> Location:
-    """--index, $SEMSEARCH_INDEX (a folder or a ``qdrant:`` URL), or the nearest semsearch index/
+    """--index, $SEMSEARCH_INDEX (a folder or a ``postgresql:`` URL), or the nearest semsearch index/
     folder from here upwards (``required``: none found is an error that says where it looked;
     ``notes``: where to say that one was found above)."""
     from semsearch.store.location import parse_location
@@ -252,16 +252,17 @@ def ask(
     question = " ".join(question)
     with Collection(_index(index, notes=notes), model=model) as collection:
         if not refresh or not _refresh(collection, notes):
-            render.stale_warning(collection.changed_files(), collection.index, notes)
+            render.stale_warning(collection.changed_files(), collection.summary(), notes)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
         )
         if verbose:
-            render.search_details(collection.index, path or (), conditions, result, notes)
+            filters = [*(f"--path {p}" for p in path or ()), *(f"--where {c}" for c in conditions)]
+            render.search_details(
+                collection.summary(), collection.filtered(path or (), conditions), filters, result, notes
+            )
         if context and result.hits:
-            from semsearch.context.prompt import context_prompt
-
-            prompt = context_prompt(collection.index, result, max_context_tokens, expand.value)
+            prompt = collection.context_prompt(result, max_context_tokens, expand.value)
     if result.question_cut:
         render.question_cut(question, result.question, collection.embedder.max_input_tokens, notes)
     question = result.question  # what both embeddings and keywords saw

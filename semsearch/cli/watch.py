@@ -33,18 +33,20 @@ CHECK_MS = 1000
 """How often the documents folder's path is checked to still be the folder watched."""
 
 
-def _documents(index: Path, folders: set[Path]):
+def _documents(location: object, folders: set[Path]):
     """The events worth a rebuild: Markdown files and ignore files, and folders (one there now,
     or one of ``folders``, those under the documents folder at the last build: moved away or
-    removed), nothing of the index's."""
+    removed), nothing of the index's (a folder's; an index in PostgreSQL writes no file)."""
     from semsearch.ingest.ignorefile import IGNORE_FILE
     from semsearch.ingest.sources import MARKDOWN_SUFFIXES
 
-    index = index.absolute()
+    index = location.absolute() if isinstance(location, Path) else None
 
     def wanted(change: object, path: str) -> bool:
         where = Path(path)
-        if where.name.startswith(f".{index.name}.") or index in where.parents or where == index:
+        if index is not None and (
+            where.name.startswith(f".{index.name}.") or index in where.parents or where == index
+        ):
             return False
         if where.suffix.lower() in MARKDOWN_SUFFIXES or where.name == IGNORE_FILE:
             return True
@@ -73,7 +75,7 @@ def _identity(folder: Path) -> tuple[int, int] | None:
     return (found.st_dev, found.st_ino) if folder.is_dir() else None
 
 
-def _watch_until_moved(folder: Path, index: Path, rebuild, rebuild_first: bool = False) -> str:
+def _watch_until_moved(folder: Path, index: object, rebuild, rebuild_first: bool = False) -> str:
     """Rebuild after each burst of changes in the folder at ``folder`` until that path is no
     longer that folder: then "removed" or "replaced". ``rebuild_first``: once the system
     watches the folder (a change made meanwhile is not missed), before any change."""
@@ -121,9 +123,11 @@ def _build_command():
 def watch(
     docs: DocsArgument = None,
     index: Annotated[
-        Path,
-        typer.Option("--index", envvar="SEMSEARCH_INDEX", help="Index folder (default: index)."),
-    ] = Path("index"),
+        str,
+        typer.Option(
+            "--index", envvar="SEMSEARCH_INDEX", help="Index folder or postgresql:// URL (default: index)."
+        ),
+    ] = "index",
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Print only errors and the summaries.")
     ] = False,
@@ -134,7 +138,8 @@ def watch(
     Ctrl-C stops. Needs the watch extra (watchfiles)."""
     from semsearch.cli.render.build import watched_folder
     from semsearch.errors import UsageError
-    from semsearch.store.meta import peek_meta
+    from semsearch.store.location import parse_location
+    from semsearch.store.stores import open_store
 
     try:
         import watchfiles  # noqa: F401 - here: its absence is a usage error before the first build
@@ -143,7 +148,8 @@ def watch(
     build = _build_command()
     options = {"model": None, "max_tokens": None, "full": False, "exclude": None, "dry_run": False}
     build(docs=docs, index=index, **options, as_json=False, quiet=quiet, verbose=False)
-    built = peek_meta(index)
+    location = parse_location(index)
+    built = open_store(location).peek_meta()
     folder = Path(built.docs_root) if built is not None else docs
 
     def rebuild() -> None:
@@ -151,7 +157,7 @@ def watch(
 
     moved = False
     while True:
-        state = _watch_until_moved(folder, index, rebuild, rebuild_first=moved)
+        state = _watch_until_moved(folder, location, rebuild, rebuild_first=moved)
         watched_folder(folder, state)
         if state == "removed":
             _wait_for(folder)

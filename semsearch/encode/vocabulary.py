@@ -80,6 +80,15 @@ class SortedVocabulary:
         found = self._first_at_or_after(key)
         return found if found < len(self) and self._token(found) == key else None
 
+    def tokens(self) -> list[str]:
+        """Every token, in column order (the whole vocabulary: a store copying the index reads it)."""
+        found = bytes(self._blob).decode("utf-8").split("\n")[:-1] if len(self) else []
+        if len(found) != len(self):
+            raise IndexCorruptError(
+                f"the keyword index is damaged ({VOCABULARY_FILES[0]} does not match its offsets)"
+            )
+        return found
+
     def has_prefix(self, prefix: str, longest: int | None = None) -> bool:
         """Whether some token starts with ``prefix`` (and is at most ``longest`` characters
         long): the tokens with a prefix lie together, read from the first; past
@@ -96,12 +105,20 @@ class SortedVocabulary:
 
 
 Vocabulary = SortedVocabulary | dict[str, int]
-"""A keyword index's vocabulary: the sorted file of a stored index, or a fresh build's dict."""
+"""A keyword index's vocabulary: the sorted file of a stored index, or a fresh build's dict (a
+store holding the index elsewhere gives an object with ``get``, ``has_prefix`` and ``tokens``)."""
 
 
 def has_prefix(vocabulary: Vocabulary, prefix: str, longest: int | None = None) -> bool:
     """Whether some token of ``vocabulary`` starts with ``prefix`` and is at most ``longest``
     characters long (a fresh build's dict is scanned: it lives only in the process that built it)."""
-    if isinstance(vocabulary, SortedVocabulary):
+    if not isinstance(vocabulary, dict):
         return vocabulary.has_prefix(prefix, longest)
     return any(t.startswith(prefix) and (longest is None or len(t) <= longest) for t in vocabulary)
+
+
+def column_tokens(vocabulary: Vocabulary) -> list[str]:
+    """Each column's token, in column order."""
+    if isinstance(vocabulary, dict):
+        return sorted(vocabulary, key=vocabulary.__getitem__)
+    return vocabulary.tokens()

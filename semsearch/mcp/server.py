@@ -2,15 +2,13 @@
 MCP server over stdio, with three tools: ``search``, ``get_passage`` and ``index_info``, which
 read the index and never write it, but for ``search``'s ``refresh`` (an incremental build first).
 
-- One ``Collection`` on the index folder or ``qdrant:`` index, opened on the first call (a
+- One ``Collection`` on the index folder or ``postgresql:`` index, opened on the first call (a
   server started before its index exists works once it is built) and reopened when a build or
   ``eval --calibrate`` replaced the index: the store's ``stamp`` tells, read on every call (a
   folder: two ``stat`` calls, as a build swaps the folder and a calibration replaces
-  ``meta.json``; a Qdrant server: the alias's collection and its record's stamp; local mode: the
-  stat of the store's files). The new index is read whole
-  before the old one is let go, so a call gets the old or the new index, never a mix; while a
-  build holds a local-mode Qdrant store (one process at a time), calls get the index read
-  before it. The loaded model is kept when the new index uses the same one.
+  ``meta.json``; PostgreSQL: the record's version and stamp, one small query). The new index is
+  opened before the old one is let go, so a call gets the old or the new index, never a mix.
+  The loaded model is kept when the new index uses the same one.
 - One call at a time: a search takes milliseconds, and a reopen closes the collection that a
   concurrent call would be reading.
 - Passages are read from the index, not from the live files: the lines and sections that
@@ -38,17 +36,12 @@ from semsearch.collection import Collection
 from semsearch.defaults import DEFAULT_K, DEFAULT_MODE
 from semsearch.encode.embedders import Embedder
 from semsearch.errors import (
-    IndexBusyError,
-    IndexCorruptError,
-    IndexMissingError,
     SemsearchError,
     path_problem,
 )
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 from semsearch.hints import command_to_build, message
-from semsearch.ingest.sources import docs_relative
-from semsearch.store.location import Location, QdrantLocation, parse_location
-from semsearch.store.passages import file_chunks, in_lines, in_section
+from semsearch.store.location import Location, parse_location
 from semsearch.store.stores import Store, open_store
 from semsearch.util.printable import safe_line
 
@@ -121,7 +114,7 @@ READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHin
 class Library:
     """The index behind the tools (see the module docstring), and the tools themselves."""
 
-    def __init__(self, index: str | Path | QdrantLocation, embedder: Embedder | None = None):
+    def __init__(self, index: str | Path | Location, embedder: Embedder | None = None):
         location = parse_location(index)
         self.path: Location = location.absolute() if isinstance(location, Path) else location
         self.store = open_store(self.path)
@@ -187,12 +180,9 @@ class Library:
         end_line: EndLine = None,
     ) -> PassageResult:
         with self._call() as collection:
-            source = _indexed_name(collection, source)
-            chunks = file_chunks(collection.index, source)
-            if section is not None:
-                chunks = in_section(chunks, source, section)
-            if start_line is not None or end_line is not None:
-                chunks = in_lines(collection.index, chunks, source, start_line, end_line)
+            source, chunks = collection.file_passages(
+                source, section=section, start_line=start_line, end_line=end_line
+            )
             passages, next_start_line = page(chunks)
             changed = source in self._changed_files(collection)
         return PassageResult(
@@ -254,22 +244,8 @@ class Library:
         stamp = self.store.stamp()
         if self._collection is not None and stamp is not None and stamp == self._stamp:
             return self._collection
-        try:
-            collection = Collection(self.path, embedder=self._embedder)
-        except IndexBusyError:
-            if self._collection is None:
-                raise
-            return self._collection  # a build holds the local-mode store: the index read before it
-        except (IndexMissingError, IndexCorruptError) as exc:
-            if self._collection is None or not self._written_under_us():
-                raise
-            print(
-                f"semsearch: {safe_line(str(self.path))} could not be reopened ({safe_line(str(exc))}); "
-                "answering from the index read before",
-                file=sys.stderr,
-            )
-            return self._collection  # the next call tries again: the stamp is not taken
-        if self._embedder is not None and self._embedder.spec != collection.index.model:
+        collection = Collection(self.path, embedder=self._embedder)
+        if self._embedder is not None and self._embedder.spec != collection.model:
             collection.close()
             collection = Collection(self.path)  # rebuilt with another model: load that one
         if self._collection is not None:
@@ -278,13 +254,6 @@ class Library:
         self._collection, self._stamp = collection, stamp
         self._changed_until = 0.0
         return collection
-
-    def _written_under_us(self) -> bool:
-        """Whether the index is a local-mode Qdrant store: its files are read whole when opened,
-        and a build in another process may be writing them (seen as a collection with no record
-        yet), while a folder index is swapped whole and a server's collection moved by alias."""
-        location = getattr(self.store, "location", None)
-        return isinstance(location, QdrantLocation) and location.local
 
     def _changed_files(self, collection: Collection, fresh: bool = False) -> list[str]:
         now = time.monotonic()
@@ -300,7 +269,7 @@ class Library:
         busy = f"could not refresh the index ({not_refreshed}): " if not_refreshed else ""
         if not changed:
             return Stale(files=[], note=f"{busy}results come from the index as it is") if busy else None
-        command = command_to_build(collection.index.meta.docs_root, self.path)
+        command = command_to_build(collection.docs_root, self.path)
         return Stale(
             files=changed[:20],
             note=f"{busy}{len(changed)} file(s) changed since the index was built: results reflect "
@@ -312,14 +281,6 @@ class Library:
             if self._collection is not None:
                 self._collection.close()
                 self._collection = None
-
-
-def _indexed_name(collection: Collection, source: str) -> str:
-    """``source`` as the index names it: an absolute path (``ask --json`` prints ``path``) or
-    one relative to the current folder becomes relative to the documents folder."""
-    if source in collection.index.meta.files:
-        return source
-    return docs_relative(source, Path(collection.index.meta.docs_root))
 
 
 def _instructions(store: Store) -> str:
@@ -354,7 +315,7 @@ def create_server(library: Library) -> MCPServer:
     return server
 
 
-def serve(index: str | Path | QdrantLocation) -> None:
+def serve(index: str | Path | Location) -> None:
     """Serve the index at ``index`` over stdio until the client closes the connection."""
     library = Library(index)
     server = create_server(library)

@@ -11,7 +11,7 @@ from semsearch.store.stores import Store, open_store
 
 def load_index(index_dir: Location | str | Store, keywords: bool = True) -> Index:
     """Read and check the index at ``index_dir``: a folder (see ``reader.read_index``), a
-    ``qdrant:`` URL, or a store (see ``stores``); an error met names that index
+    ``postgresql:`` URL, or a store (see ``stores``); an error met names that index
     (``SemsearchError.index``, for its hint)."""
     store = open_store(index_dir)  # parses the location; a store's constructor reads nothing
     with about_index(store.location):

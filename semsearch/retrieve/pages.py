@@ -54,15 +54,28 @@ def page_evidence(
     if pages.linked <= 0:
         return np.zeros(pages.count)
     mean = rescaled(np.bincount(page_of_row, weights=cosine, minlength=pages.count) / np.diff(pages.starts))
-    best_keywords = float(page_keywords.max())
-    keywords = page_keywords / best_keywords if best_keywords > 0 else np.zeros(pages.count)
-    score = (
-        weights.bm25 * keywords
-        + weights.mean * mean
-        + weights.pair * best_two(rescaled(cosine), pages.starts, page_of_row)
-        - weights.topics * pages.topics
+    pair = best_two(rescaled(cosine), pages.starts, page_of_row)
+    return page_score(
+        pages.linked, page_keywords, float(page_keywords.max()), mean, pair, pages.topics, weights
     )
-    return pages.linked * score
+
+
+def page_score(
+    linked: float,
+    page_keywords: np.ndarray,
+    best_keywords: float,
+    mean: np.ndarray,
+    pair: np.ndarray,
+    topics: np.ndarray,
+    weights: PageWeights,
+) -> np.ndarray:
+    """What pages add to their passages (see the module docstring), from their BM25 scores (and
+    the best page's), their rescaled mean cosines, their two best passages' rescaled cosines
+    (``best_two``) and their topic shares: the same sum whether every page is scored (a folder
+    index) or only those of a question's candidates (an index searched inside its engine)."""
+    keywords = page_keywords / best_keywords if best_keywords > 0 else np.zeros(len(page_keywords))
+    score = weights.bm25 * keywords + weights.mean * mean + weights.pair * pair - weights.topics * topics
+    return linked * score
 
 
 def best_two(values: np.ndarray, starts: np.ndarray, page_of_row: np.ndarray) -> np.ndarray:

@@ -139,7 +139,12 @@ def fuse(cosine: np.ndarray, keyword: np.ndarray, keyword_weight: float = 1.0) -
 
 def rescaled(values: np.ndarray) -> np.ndarray:
     """``values`` with their median at 0 and their best at 1 (all 0 when they are equal)."""
-    reference, best = median(values), float(values.max())
+    return rescale(values, median(values), float(values.max()))
+
+
+def rescale(values: np.ndarray, reference: float, best: float) -> np.ndarray:
+    """``values`` with ``reference`` at 0 and ``best`` at 1 (all 0 when ``best`` is no higher):
+    ``rescaled`` with figures taken over rows the caller does not hold (an engine's candidates)."""
     return (values - reference) / (best - reference) if best > reference else np.zeros_like(values)
 
 
@@ -172,10 +177,10 @@ def rank(
     ranking = np.array(scores, dtype=np.float64)
     if first is not None and len(first):
         ranking[first] += float(ranking.max() - ranking.min()) + 1.0
-    if allowed is not None:
-        ranking[~allowed] = -np.inf
-        k = min(k, int(allowed.sum()))
-    return top_k(ranking, k)
+    if allowed is None:
+        return top_k(ranking, k)
+    rows = np.flatnonzero(allowed)  # in order: ties still go to the lower row
+    return rows[top_k(ranking[rows], k)]
 
 
 def search_vectors(

@@ -44,6 +44,21 @@ class Ranking:
 DEFAULT_RANKING = Ranking()
 
 
+@dataclass(frozen=True)
+class QuestionScores:
+    """A question's scores over every row of the index, as ``ranked`` and the gate read them
+    (``Searcher.scores``; an index searched inside its engine: ``retrieve.engine``)."""
+
+    cosine: np.ndarray
+    """Every row's cosine to the question."""
+    allowed: np.ndarray | None
+    """The rows that may rank (a mask; None: every row): the filter's."""
+    keyword: np.ndarray | None = None
+    """Every row's BM25 score (None in dense mode)."""
+    page: np.ndarray | None = None
+    """What each row gains from its page's evidence, when given (else ``page_scores``)."""
+
+
 class Searcher:
     """Searches one ``Index``: parses a question, ranks its passages, judges them (see ``judge``)."""
 
@@ -96,6 +111,26 @@ class Searcher:
         page_keywords = pages.keywords.token_scores(question.tokens_in(pages.keywords.language))
         return page_evidence(pages, page_of_row, cosine, page_keywords, weights)[page_of_row]
 
+    def scores(
+        self,
+        question: ParsedQuestion,
+        query_vector: np.ndarray,
+        mode: str,
+        paths: Sequence[str] = (),
+        where: Sequence[str | Condition] = (),
+        depth: int = 0,
+        cosine: np.ndarray | None = None,
+    ) -> QuestionScores:
+        """Every row's cosine (``cosine`` when given) and, outside dense mode, BM25 score, and
+        the rows the filter allows (``depth``: how many will be ranked; every row is scored here)."""
+        index = self.index
+        keyword = None
+        if mode != "dense":
+            keywords = index.keyword_index()
+            keyword = keywords.token_scores(question.tokens_in(keywords.language))
+        cosine = index.cosines(query_vector) if cosine is None else cosine
+        return QuestionScores(cosine, index.allowed_rows(paths, where), keyword)
+
     def ranked(
         self,
         question: ParsedQuestion,
@@ -105,6 +140,7 @@ class Searcher:
         paths: Sequence[str] = (),
         where: Sequence[str | Condition] = (),
         cosine: np.ndarray | None = None,
+        scores: QuestionScores | None = None,
     ) -> list[Ranked]:
         """The best ``k`` rows for ``question`` under ``mode``, only from files matching ``paths``
         and ``where`` (see ``filters``).
@@ -118,19 +154,18 @@ class Searcher:
 
         Outside dense mode, chunks containing a code or reference the question names verbatim
         come first (see ``identifier_rows``); in hybrid mode the rest of the question orders
-        them (see ``exact``: the name they all hold tells them apart no more).
+        them (see ``exact``: the name they all hold tells them apart no more). ``scores``: the
+        question's (``scores``), when its caller has them.
         """
         if mode not in MODES:
             raise UsageError(f"unknown search mode {mode!r} (one of {', '.join(MODES)})")
         index = self.index
-        cosine = index.cosines(query_vector) if cosine is None else cosine
-        allowed = index.allowed_rows(paths, where)
-        keyword = None
+        if scores is None:
+            scores = self.scores(question, query_vector, mode, paths, where, k, cosine)
+        cosine, allowed, keyword = scores.cosine, scores.allowed, scores.keyword
         exact = np.empty(0, dtype=np.int64)
         ranking = cosine
         if mode != "dense":
-            keywords = index.keyword_index()
-            keyword = keywords.token_scores(question.tokens_in(keywords.language))
             exact = self.identifier_rows(question)
             if mode == "keyword":
                 ranking = keyword
@@ -139,7 +174,7 @@ class Searcher:
             elif fuses(mode):
                 weight = self.ranking.exact_keywords if question.names_exact else self.ranking.plain_keywords
                 ranking = fuse(cosine, keyword, weight)
-                page = self.page_scores(question, cosine)
+                page = scores.page if scores.page is not None else self.page_scores(question, cosine)
                 ranking = ranking if page is None else ranking + page
         if mode == "hybrid" and len(exact) > 1:  # they come first, ordered by the rest of the question
             ranking = np.array(ranking, dtype=np.float64)
@@ -233,9 +268,9 @@ class Searcher:
         ``eval`` and MCP make (see ``search``)."""
         index = self.index
         parsed = self.parse(question)
-        cosine = index.cosines(query_vector)
+        scores = self.scores(parsed, query_vector, mode, paths, where, depth)
         allowed = index.allowed_rows(paths, where)
-        ranked = self.ranked(parsed, query_vector, depth, mode, paths, where, cosine)
+        ranked = self.ranked(parsed, query_vector, depth, mode, paths, where, scores=scores)
         read = read_passage(ranked)
         read_score, read_exact = (read.score, read.exact) if read else (None, False)
         named = named_rows(index.keywords, parsed)
@@ -246,7 +281,7 @@ class Searcher:
             return Judged(parsed, ranked, read, None, verdict, (), named, allowed, unmentioned)
         unheld = all_unheld(named)
         tokens = parsed.tokens_in(index.keywords.language) if index.keywords else None
-        own_baseline = index.gate.baseline(question, query_vector, cosine, allowed, tokens)
+        own_baseline = index.gate.baseline(question, query_vector, scores.cosine, scores.allowed, tokens)
         verdict = index.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
         return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed, unmentioned)
 

@@ -1,10 +1,12 @@
 """The store behind an index: one small interface that the index folder (the default) and a
-Qdrant collection both implement, so that a build, ``ask``, ``info`` and ``eval`` run the same
-code whatever holds the index (a third engine is one more class, picked in ``open_store``).
+PostgreSQL schema both implement, so that a build, ``ask``, ``info`` and ``eval`` run the same
+code whatever holds the index (another engine is one more class, picked in ``open_store``).
 
 A store keeps and gives back what a build made: the vectors, the chunks, ``meta.json``'s
-record, the off-topic bank's vectors and the keyword index. It ranks nothing: the ranking and
-the no-answer gate run in ``retrieve`` and ``gate`` on what ``read`` returns, on every store.
+record, the off-topic bank's vectors and the keyword index. The folder index ranks nothing: the
+ranking and the no-answer gate run in ``retrieve`` and ``gate`` on what ``read`` returns. A store
+that also has ``store.engine``'s ``SearchEngine`` methods (PostgreSQL) scores a question's
+candidates itself, and ``read`` gives parts read on demand: no client reads every vector.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Protocol, runtime_checkable
 from semsearch.store import meta as meta_file
 from semsearch.store import reader
 from semsearch.store.built import Built
-from semsearch.store.location import Location, QdrantLocation, parse_location
+from semsearch.store.location import Location, PostgresLocation, parse_location
 from semsearch.store.meta import IndexMeta
 from semsearch.store.reader import StoredIndex
 from semsearch.store.schema import META_FILE
@@ -126,12 +128,12 @@ class FolderStore:
 
 
 def open_store(where: Location | str | Store) -> Store:
-    """The store at ``where``: a folder path, a ``qdrant:`` URL or location, or a store itself."""
+    """The store at ``where``: a folder path, a ``postgresql:`` URL or location, or a store itself."""
     if isinstance(where, Store):
         return where
     location = parse_location(where)
-    if isinstance(location, QdrantLocation):
-        from semsearch.store.qdrant.store import QdrantStore
+    if isinstance(location, PostgresLocation):
+        from semsearch.store.postgres.store import PostgresStore
 
-        return QdrantStore(location)
+        return PostgresStore(location)
     return FolderStore(location)

@@ -22,6 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from semsearch.cli.commands import app
+from semsearch.store.location import parse_location
 from tests.helpers import REPO, SAMPLE_DOCS
 
 README = REPO / "README.md"
@@ -131,19 +132,30 @@ def test_a_console_example_is_found_in_any_document_with_its_place(tmp_path):
     assert (example.argv, example.output) == (["semsearch", "info"], ["Model: x"])
 
 
-def test_an_example_on_qdrant_runs_on_the_tests_own_store(tmp_path):
+def test_an_example_on_postgres_runs_on_the_tests_own_schema(tmp_path):
     document = tmp_path / "README.md"
     document.write_text(
-        "```console\n$ semsearch build docs --index qdrant:///tmp/docs-qdrant\n"
-        "Indexed 1 file into 2 chunks in 3 s → qdrant:///tmp/docs-qdrant/ (1 new)\n"
+        "```console\n$ semsearch build docs --index 'postgresql://localhost/docs?schema=team_docs'\n"
+        "Indexed 1 file into 2 chunks in 3 s → postgresql://localhost/docs?schema=team_docs (1 new)\n"
         "$ semsearch ask x -k 1\n0.900  docs/a.md:1  A (line 1)\n```\n"
     )
     build, ask = console_examples(document, root=tmp_path)
-    assert named_qdrant(build) == "qdrant:///tmp/docs-qdrant" and named_qdrant(ask) is None
-    moved = on_store(build, "qdrant:///elsewhere/store")
-    assert moved.argv == ["semsearch", "build", "docs", "--index", "qdrant:///elsewhere/store"]
-    assert moved.output == ["Indexed 1 file into 2 chunks in 3 s → qdrant:///elsewhere/store/ (1 new)"]
-    assert build.argv[-1] == "qdrant:///tmp/docs-qdrant"  # the example itself unchanged
+    assert (
+        named_postgres(build) == "postgresql://localhost/docs?schema=team_docs"
+        and named_postgres(ask) is None
+    )
+    moved = on_store(build, "postgresql://u:pw@/db?host=/tmp/s&schema=t1")
+    assert moved.argv == [
+        "semsearch",
+        "build",
+        "docs",
+        "--index",
+        "postgresql://u:pw@/db?host=/tmp/s&schema=t1",
+    ]
+    assert moved.output == [
+        "Indexed 1 file into 2 chunks in 3 s → postgresql://u@/db?host=/tmp/s&schema=t1 (1 new)"
+    ]
+    assert build.argv[-1] == "postgresql://localhost/docs?schema=team_docs"  # the example itself unchanged
 
 
 def test_the_readme_is_a_users_first_page():
@@ -259,35 +271,36 @@ def _masked(line: str) -> str:
     return DECIMAL.sub("#", DURATION.sub("<time>", line))
 
 
-def named_qdrant(example: Example) -> str | None:
-    """The ``qdrant:`` index an example names (``--index qdrant:///DIR``), None when none."""
-    return next((token for token in example.argv if token.startswith("qdrant:")), None)
+def named_postgres(example: Example) -> str | None:
+    """The ``postgresql:`` index an example names (``--index postgresql://…``), None when none."""
+    return next((token for token in example.argv if token.startswith("postgresql:")), None)
 
 
 def on_store(example: Example, url: str) -> Example:
-    """``example`` with the ``qdrant:`` index it names replaced by ``url`` (the test's own store),
-    in its command and in what it prints."""
-    named = named_qdrant(example)
+    """``example`` with the ``postgresql:`` index it names replaced by ``url`` (the test's own
+    schema), in its command and, as semsearch shows it (no password), in what it prints."""
+    from semsearch.store.location import parse_location
+
+    named = named_postgres(example)
     assert named is not None, example.where
     argv = [url if token == named else token for token in example.argv]
-    return replace(example, argv=argv, output=[line.replace(named, url) for line in example.output])
+    shown, said = str(parse_location(named)), str(parse_location(url))
+    return replace(example, argv=argv, output=[line.replace(shown, said) for line in example.output])
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("example", params())
 def test_readme_example_is_what_semsearch_prints(example, request, tmp_path, monkeypatch):
-    named = named_qdrant(example)  # an example on Qdrant's local mode runs on the test's own store
-    if named:
-        pytest.importorskip("qdrant_client")
+    named = named_postgres(example)  # an example on PostgreSQL runs on the test's own schema
     if example.argv[1] == "build":
         # As in the README: the docs folder beside the default index folder, in the current one.
         shutil.copytree(SAMPLE_DOCS, tmp_path / "docs")
         monkeypatch.chdir(tmp_path)
         if named:
-            example = on_store(example, f"qdrant://{tmp_path / 'store'}")
+            example = on_store(example, request.getfixturevalue("postgres_index"))
         result, cosines = run(example, []), None
     else:
-        index = request.getfixturevalue("sample_qdrant" if named else "sample_index")
+        index = request.getfixturevalue("sample_postgres" if named else "sample_index")
         monkeypatch.chdir(REPO)  # as in the README: in the project folder, beside docs/
         if named:
             example = on_store(example, index)
@@ -300,24 +313,24 @@ def test_readme_example_is_what_semsearch_prints(example, request, tmp_path, mon
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "example",
-    [p for p in params() if p.values[0].where.startswith("README.md:") and not named_qdrant(p.values[0])],
+    [p for p in params() if p.values[0].where.startswith("README.md:") and not named_postgres(p.values[0])],
 )
-def test_readme_example_prints_the_same_on_a_qdrant_index(example, request, tmp_path, monkeypatch):
-    """README.md's examples again with ``SEMSEARCH_INDEX=qdrant:///…`` (local mode): what the
-    folder index prints, character for character, but where a build names the index."""
-    pytest.importorskip("qdrant_client")
+def test_readme_example_prints_the_same_on_a_postgres_index(example, request, tmp_path, monkeypatch):
+    """README.md's examples again with ``SEMSEARCH_INDEX=postgresql://…``: what the folder index
+    prints, character for character, but where a build names the index."""
     if example.argv[1] == "build":
         shutil.copytree(SAMPLE_DOCS, tmp_path / "docs")
         monkeypatch.chdir(tmp_path)
-        url = f"qdrant://{tmp_path / 'store'}"
+        url = request.getfixturevalue("postgres_index")
         result = run(example, [], env={"SEMSEARCH_INDEX": url})
-        assert f"→ {url}/ (" in result.stdout, result.stdout
-        assert_output_matches(example, result.stdout.replace(f"→ {url}/ (", "→ index/ ("))
+        shown = str(parse_location(url))
+        assert f"→ {shown} (" in result.stdout, result.stdout
+        assert_output_matches(example, result.stdout.replace(f"→ {shown} (", "→ index/ ("))
         return
     monkeypatch.chdir(REPO)
     index = str(request.getfixturevalue("sample_index"))
     folder = run(example, ["--index", index])
-    result = run(example, [], env={"SEMSEARCH_INDEX": request.getfixturevalue("sample_qdrant")})
+    result = run(example, [], env={"SEMSEARCH_INDEX": request.getfixturevalue("sample_postgres")})
     assert result.stdout == folder.stdout
     cosines = cosines_of(example, ["--index", index]) if CLOSEST_WORDS in result.stdout else None
     assert_output_matches(example, result.stdout, cosines)

@@ -1,7 +1,7 @@
 """The end-to-end tests belong to the full suite: every test in this folder is marked ``slow``.
 
 They run the installed command or whole processes (a build killed at a chosen moment, ``watch``,
-Ctrl-C while a command loads), Qdrant's local mode, or the library's front door over whole
+Ctrl-C while a command loads), a PostgreSQL server, or the library's front door over whole
 builds: seconds each, and what the fast lane proves at smaller cost in ``tests/unit`` and
 ``tests/cli``. The one exception, ``test_fast_front_door.py``, starts one process of the
 installed command (well under a second) so that the fast lane still proves the console script.

@@ -35,7 +35,7 @@ def _default_sigint() -> None:
 class Watcher:
     """``semsearch watch DOCS`` in a child process, stopped with Ctrl-C at the end of the block."""
 
-    def __init__(self, docs: Path, index: Path):
+    def __init__(self, docs: Path, index: Path | str):
         built = subprocess.run(
             [SEMSEARCH, "build", docs, "--index", index, "--model", FAKE_MODEL], env=ENV, capture_output=True
         )
@@ -63,9 +63,11 @@ class Watcher:
         return next_line(self.process, seconds)
 
     def sources(self) -> list[str]:
-        """The files the index holds now."""
-        meta = json.loads((self.index / "meta.json").read_text(encoding="utf-8"))
-        return sorted(meta["files"])
+        """The files the index holds now (a folder's or a PostgreSQL index's, as ``info`` reads them)."""
+        from semsearch.collection import Collection
+
+        with Collection(self.index) as collection:
+            return sorted(collection.summary().files)
 
     def __exit__(self, *exc) -> None:
         self.process.send_signal(signal.SIGINT)
@@ -78,9 +80,10 @@ class Watcher:
         assert self.process.returncode == 130 and "Traceback" not in stderr, stderr
 
 
-def test_watch_rebuilds_when_a_markdown_file_changes_and_only_then(tmp_path):
+@pytest.mark.parametrize("store", ["folder", "postgres"])
+def test_watch_rebuilds_when_a_markdown_file_changes_and_only_then(tmp_path, store, request):
     docs = tmp_path / "docs"
-    index = tmp_path / "index"
+    index = tmp_path / "index" if store == "folder" else request.getfixturevalue("postgres_index")
     write(docs / "zwroty.md", "# Zwroty\n\n## Termin\n\nNa zwrot masz 14 dni od dostawy.\n")
     with Watcher(docs, index) as watcher:
         write(docs / "rowery.md", "# Rowery\n\nRower elektryczny oddasz w oryginalnym kartonie.\n")
@@ -125,13 +128,15 @@ def test_watch_sees_a_folder_moved_inside_out_of_or_into_the_documents(tmp_path,
         assert watcher.sources() == expected
 
 
-def test_watch_follows_the_documents_folder_replaced_at_its_path(tmp_path):
+@pytest.mark.parametrize("store", ["folder", "postgres"])
+def test_watch_follows_the_documents_folder_replaced_at_its_path(tmp_path, store, request):
     """``mv docs docs.old; mv docs.new docs``: it says so and indexes the new folder, then
     watches it (the system's events had followed the old one, silently)."""
     docs = tmp_path / "docs"
     _folder_of_two(docs)
     write(tmp_path / "docs.new" / "n.md", "# N\n\nNowy regulamin sklepu.\n")
-    with Watcher(docs, tmp_path / "index") as watcher:
+    index = tmp_path / "index" if store == "folder" else request.getfixturevalue("postgres_index")
+    with Watcher(docs, index) as watcher:
         docs.rename(tmp_path / "docs.old")
         (tmp_path / "docs.new").rename(docs)
         assert (

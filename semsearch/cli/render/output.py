@@ -18,15 +18,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from semsearch.cli.render.terminal import Notes, _say, flush_stdout, silence_stdout
+from semsearch.cli.render.terminal import Notes, _say, flush_stdout, index_shown, silence_stdout
 from semsearch.util.printable import printable, readable
 
 if TYPE_CHECKING:
     from semsearch.collection import Answer
     from semsearch.context.prompt import Prompt
-    from semsearch.retrieve.index import Index
     from semsearch.retrieve.question import ParsedQuestion
     from semsearch.retrieve.search import Hit
+    from semsearch.retrieve.summary import IndexSummary
 
 INDENT = " " * 7
 """Where a result's text starts, under its score."""
@@ -318,14 +318,14 @@ def question_cut(asked: str, searched: str, limit: int, notes: Notes) -> None:
     )
 
 
-def stale_warning(changed: list[str], index: Index, notes: Notes) -> None:
+def stale_warning(changed: list[str], summary: IndexSummary, notes: Notes) -> None:
     from semsearch.store.staleness import any_recorded_left
 
-    docs_root = index.meta.docs_root
+    docs_root = summary.docs_root
     if not os.path.isdir(docs_root):
         notes.warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
         return
-    recorded = index.meta.files
+    recorded = [*summary.files, *summary.without_text]
     if (
         changed and set(changed) == set(recorded) and not any_recorded_left(Path(docs_root), recorded)
     ):  # a build would find nothing to index: no advice to run one
@@ -338,26 +338,29 @@ def stale_warning(changed: list[str], index: Index, notes: Notes) -> None:
         from semsearch.hints import command_to_build
 
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more" if len(changed) > 3 else "")
-        command = command_to_build(index.meta.docs_root, index.path)
+        command = command_to_build(docs_root, summary.path)
         notes.warning(
             f"{len(changed):,} file(s) changed since the index was built ({shown}); run `{command}`"
         )
 
 
 def search_details(
-    index: Index, paths: Sequence[str], where: Sequence[object], answer: Answer, notes: Notes
+    summary: IndexSummary,
+    filtered: tuple[int, int] | None,
+    filters: Sequence[str],
+    answer: Answer,
+    notes: Notes,
 ) -> None:
-    """``ask --verbose``: the index, what the filters left to search, and the gate's decision."""
-    from semsearch.store.file_records import with_text
-
-    files, chunks = len(with_text(index.meta.files)), len(index.chunks)
-    notes.note(f"index: {index.path}/ ({index.model}, {counted(files, 'file')}, {counted(chunks, 'chunk')})")
-    if paths or where:
-        allowed = index.allowed_rows(paths, where)
-        searched = sum(bool(allowed[slice(*r.rows)].any()) for r in index.meta.files.values())
-        shown = " ".join([*(f"--path {p}" for p in paths), *(f"--where {c}" for c in where)])
-        rows = int(allowed.sum())
-        notes.note(f"searched: {searched:,} of {files:,} files, {rows:,} of {chunks:,} chunks ({shown})")
+    """``ask --verbose``: the index, what the filters left to search (``filtered``: files and
+    chunks, None without filters; ``filters`` as given), and the gate's decision."""
+    files, chunks = len(summary.files), summary.chunks
+    shown = f"{summary.model.spec}, {counted(files, 'file')}, {counted(chunks, 'chunk')}"
+    notes.note(f"index: {index_shown(summary.path)} ({shown})")
+    if filtered is not None:
+        searched, rows = filtered
+        notes.note(
+            f"searched: {searched:,} of {files:,} files, {rows:,} of {chunks:,} chunks ({' '.join(filters)})"
+        )
     if answer.answered:  # a refusal's reason is printed as the result itself
         notes.note(f"{answer.mode} search: {answer.reason}")
     else:  # how the line it missed was drawn

@@ -26,6 +26,13 @@ Part = str | tuple[str, str]
 """Plain text, or text and a Rich style name (``("Indexed", "green")``)."""
 
 
+def index_shown(location: object) -> str:
+    """An index as output names it: a folder with a trailing ``/``, a URL as it is (its
+    ``str()``, which never holds a password)."""
+    text = str(location)
+    return text if "://" in text else f"{text}/"
+
+
 @cache
 def console(stderr: bool = False) -> Console:
     from rich.console import Console
