@@ -122,8 +122,15 @@ def suggest_margin(results: list[QuestionResult]) -> float | None:
 
     Maximizes balanced accuracy (the mean of ``answered`` and ``rejected``) of the calibrated
     decision; among equally good values it takes the median (with one kind of question only,
-    the value closest to the other kind's side).
+    the value closest to the other kind's side). Rounded to six places, as ``--calibrate``
+    records it: what is suggested is what would be in force, to the digit (scores a server adds
+    up in another order differ in the seventh place and no more).
     """
+    value = _best_margin(results)
+    return None if value is None else round(value, 6)
+
+
+def _best_margin(results: list[QuestionResult]) -> float | None:
     scores = sorted({r.relevance for r in results if r.first is not None})
     if not scores:
         return None
