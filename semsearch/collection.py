@@ -31,7 +31,7 @@ from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Judged
 from semsearch.retrieve.engine import searcher_for
 from semsearch.retrieve.filters import Condition, conditions
-from semsearch.retrieve.index import Index
+from semsearch.retrieve.index import Index, files_among
 from semsearch.retrieve.opening import embedder_for, load_index
 from semsearch.retrieve.search import Hit
 from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking
@@ -201,9 +201,7 @@ class Collection:
         allowed = self.index.allowed_rows(_patterns(paths), conditions(where))
         if allowed is None:
             return None
-        records = self.index.meta.files.values()
-        files = sum(bool(allowed[slice(*r.rows)].any()) for r in records if r.rows is not None)
-        return files, int(allowed.sum())
+        return files_among(np.flatnonzero(allowed), self.index.file_starts()), int(allowed.sum())
 
     def file_passages(
         self,

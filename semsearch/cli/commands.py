@@ -252,7 +252,8 @@ def ask(
     question = " ".join(question)
     with Collection(_index(index, notes=notes), model=model) as collection:
         if not refresh or not _refresh(collection, notes):
-            render.stale_warning(collection.changed_files(), collection.summary(), notes)
+            changed = collection.changed_files()
+            render.stale_warning(changed, collection.docs_root, collection.files, collection.path, notes)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
         )

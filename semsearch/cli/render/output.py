@@ -318,14 +318,16 @@ def question_cut(asked: str, searched: str, limit: int, notes: Notes) -> None:
     )
 
 
-def stale_warning(changed: list[str], summary: IndexSummary, notes: Notes) -> None:
+def stale_warning(
+    changed: list[str], docs_root: str, recorded: list[str], index: object, notes: Notes
+) -> None:
+    """What ``ask`` says before its answer when the documents folder (``docs_root``) changed since
+    the build of ``index`` (its location), which recorded the files ``recorded``."""
     from semsearch.store.staleness import any_recorded_left
 
-    docs_root = summary.docs_root
     if not os.path.isdir(docs_root):
         notes.warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
         return
-    recorded = [*summary.files, *summary.without_text]
     if (
         changed and set(changed) == set(recorded) and not any_recorded_left(Path(docs_root), recorded)
     ):  # a build would find nothing to index: no advice to run one
@@ -338,7 +340,7 @@ def stale_warning(changed: list[str], summary: IndexSummary, notes: Notes) -> No
         from semsearch.hints import command_to_build
 
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3:,} more" if len(changed) > 3 else "")
-        command = command_to_build(docs_root, summary.path)
+        command = command_to_build(docs_root, index)
         notes.warning(
             f"{len(changed):,} file(s) changed since the index was built ({shown}); run `{command}`"
         )
