@@ -296,10 +296,14 @@ def _sorted(rows: np.ndarray) -> np.ndarray:
     return np.sort(rows) if len(rows) > 1 and bool((rows[1:] < rows[:-1]).any()) else rows
 
 
+K1, B = 1.5, 0.75
+"""BM25's constants (bm25s's defaults): of the passages' index and the pages' (``encode.pages``)."""
+
+
 def build_keyword_index(
     texts: Sequence[str], language: str | None, headings: Sequence[Sequence[str]] = ()
 ) -> KeywordIndex:
-    """BM25 (Lucene variant, k1 = 1.5, b = 0.75, bm25s defaults) over ``texts``; ``headings``
+    """BM25 (Lucene variant, ``K1`` and ``B``) over ``texts``; ``headings``
     (each text's heading path) add a column for each name a heading consists of (see
     ``heading_name``), outside BM25: questions never score it, ``rows_named`` finds it.
 
@@ -312,7 +316,7 @@ def build_keyword_index(
 
     first_seen: dict[str, int] = {}
     ids = [[first_seen.setdefault(t, len(first_seen)) for t in tokenize(text, language)] for text in texts]
-    retriever = bm25s.BM25()
+    retriever = bm25s.BM25(k1=K1, b=B)
     retriever.index(Tokenized(ids=ids, vocab=first_seen), create_empty_token=False, show_progress=False)
     del ids
     weights = retriever.scores
@@ -369,8 +373,8 @@ def settings(language: str | None) -> dict:
     return {
         "library": "bm25s",
         "method": "lucene",
-        "k1": 1.5,
-        "b": 0.75,
+        "k1": K1,
+        "b": B,
         "language": language,
         "stemmer": stemmer_name(language),
         "tokenizer_version": TOKENIZER_VERSION,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from semsearch.encode.keywords import KeywordIndex, columns_in_order, keyword_files, tokenize
+from semsearch.encode.keywords import K1, B, KeywordIndex, columns_in_order, keyword_files, tokenize
 from semsearch.util.regular import load_array
 
 PAGES_VERSION = 1
@@ -109,10 +109,6 @@ def build_page_index(pages: Sequence[PageText], language: str | None) -> PageInd
     topics = (mentions / max(1, len(pages) - 1)).astype(np.float32)
     starts = np.array([page.rows[0] for page in pages] + [pages[-1].rows[1] if pages else 0], dtype=np.int64)
     return PageIndex(keywords, starts, topics, linked / max(1, len(pages)))
-
-
-K1, B = 1.5, 0.75
-"""BM25's constants, as the passages' keyword index has them (``keywords.settings``)."""
 
 
 def page_keywords(pages: Sequence[PageText], language: str | None) -> KeywordIndex:
