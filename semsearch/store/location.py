@@ -48,7 +48,8 @@ class PostgresLocation:
     def server(self) -> str:
         """The server and database, as messages name them (no user, no password)."""
         parts = urlsplit(self.shown)
-        host = parts.netloc.rpartition("@")[2] or "localhost"
+        given = dict(pair.partition("=")[::2] for pair in parts.query.split("&"))
+        host = parts.netloc.rpartition("@")[2] or unquote(given.get("host", "")) or "localhost"
         return f"{host}{parts.path or '/'}"
 
     def redact(self, text: str) -> str:

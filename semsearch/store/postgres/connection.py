@@ -157,11 +157,19 @@ def _translated(location: PostgresLocation, exc: BaseException, reading: bool) -
         ),
         (errors.InsufficientPrivilege, f"{where} refused: {said}"),
         (errors.QueryCanceled, f"{where} gave up a statement: {said}"),
-        (psycopg().OperationalError, f"cannot reach {where} ({said})"),
+        (psycopg().OperationalError, f"{where} {_lost_or_unreached(said)}"),
     )
     return StoreUnavailableError(
         next((text for kind, text in kinds if isinstance(exc, kind)), f"{where} failed: {said}")
     )
+
+
+def _lost_or_unreached(said: str) -> str:
+    """How a connection failed, as the message says it: lost in the middle of the work (the
+    server stopped or its process for this connection ended: its log says why) or never made."""
+    if "closed the connection" in said or "terminating connection" in said:
+        return f"closed the connection while working ({said}; the server's log says why)"
+    return f"cannot be reached ({said})"
 
 
 def _line(location: PostgresLocation, exc: BaseException) -> str:

@@ -26,6 +26,7 @@ def test_a_url_names_a_schema_and_keeps_the_rest_for_libpq():
     plain = parse_location("POSTGRES:///docs?host=/run/pg")
     assert plain.schema == "semsearch" and plain.conninfo == "postgres:///docs?host=/run/pg"
     assert str(plain) == "postgres:///docs?host=/run/pg&schema=semsearch"
+    assert plain.server == "/run/pg/docs"  # a socket's folder, as libpq reads host=
     several = parse_location("postgresql://u@h1:5432,h2:5433/db?service=team&schema=x")
     assert several.conninfo == "postgresql://u@h1:5432,h2:5433/db?service=team"
 
@@ -60,3 +61,29 @@ def test_malformed_urls_are_usage_errors_without_the_password(given, said):
     with pytest.raises(UsageError) as raised:
         parse_location(given)
     assert said in str(raised.value) and "hunter2" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        (
+            "connection failed: Connection refused",
+            "the PostgreSQL server at db/docs cannot be reached (connection failed",
+        ),
+        (
+            "consuming input failed: server closed the connection unexpectedly",
+            "the PostgreSQL server at db/docs closed the connection while working (consuming input failed",
+        ),
+    ],
+)
+def test_a_connection_never_made_and_one_lost_while_working_are_told_apart(said, expected):
+    psycopg = pytest.importorskip("psycopg")
+    from semsearch.errors import StoreUnavailableError
+    from semsearch.store.postgres.connection import failures
+
+    with (
+        pytest.raises(StoreUnavailableError) as raised,
+        failures(parse_location("postgresql://u:pw@db/docs")),
+    ):
+        raise psycopg.OperationalError(said)
+    assert str(raised.value).startswith(expected)
