@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -85,9 +86,7 @@ class OnnxE5:
             vectors[long] = self._windows([texts[i] for i in long], query)
         groups = _groups([i for i, row in enumerate(ids) if len(row) <= self._window], ids)
         grouped = [[ids[i] for i in group] for group in groups]
-        parallel = self._workers is not None and len(groups) > 1
-        done = self._workers.map(self._run, grouped) if parallel else map(self._run, grouped)
-        for group, found in zip(groups, done, strict=True):
+        for group, found in zip(groups, run_all(self._workers, self._run, grouped), strict=True):
             vectors[group] = found
         return vectors
 
@@ -105,6 +104,25 @@ class OnnxE5:
         (hidden,) = self._session.run(["hidden"], {**feed, "to_padded": to_padded, "to_packed": to_packed})
         pooled = np.add.reduceat(hidden, starts, axis=0)  # the mean's scale goes with the norm
         return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def run_all(workers: ThreadPoolExecutor | None, run: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``run`` of each item, on ``workers`` when there are some and more than one item. An
+    exception (SIGTERM's and Ctrl-C's included) cancels the items not yet started: the process
+    ends as soon as the running ones do, not after the whole batch (the workers are joined at
+    exit)."""
+    if workers is None or len(items) < 2:
+        return [run(item) for item in items]
+    futures = [workers.submit(run, item) for item in items]
+    try:
+        return [future.result() for future in futures]
+    finally:
+        for future in futures:
+            future.cancel()
 
 
 def _groups(rows: list[int], ids: list[list[int]]) -> list[list[int]]:

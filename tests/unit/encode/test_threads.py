@@ -42,3 +42,32 @@ def test_the_library_lets_openmp_threads_sleep_unless_the_user_chose(preset, exp
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == expected
+
+
+def test_an_interrupted_batch_leaves_no_group_to_run_after_it():
+    """SIGTERM or Ctrl-C during a build's batch: the groups not yet started are cancelled, so the
+    process ends when the running ones do (the workers are joined at exit), not after the batch."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from semsearch.encode.e5_onnx import run_all
+
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def run(item: int) -> int:
+        with lock:
+            started.append(item)
+        if item == 2:
+            raise KeyboardInterrupt  # what a signal raises where the batch is waited for
+        time.sleep(0.02)
+        return item * item
+
+    workers = ThreadPoolExecutor(2)
+    assert run_all(workers, lambda item: item * item, list(range(40))) == [i * i for i in range(40)]
+    assert run_all(None, lambda item: -item, [1, 2]) == [-1, -2]
+    with pytest.raises(KeyboardInterrupt):
+        run_all(workers, run, list(range(40)))
+    workers.shutdown(wait=True)
+    assert 2 in started and len(started) < 10, started
