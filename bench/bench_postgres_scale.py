@@ -130,10 +130,15 @@ def synthetic(n: int, template, seed: int = 7) -> tuple[Built, np.ndarray]:
     return Built(vectors, chunks, meta, offtopic, bm25(words, n), page_index), topic
 
 
-def questions_of(built: Built, topic: np.ndarray, count: int, seed: int = 11) -> list[tuple[str, np.ndarray]]:
+def question_vectors(vectors: np.ndarray, count: int, seed: int = 11) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` questions' vectors (a passage's vector moved a little) and their passages' rows."""
     rng = np.random.default_rng(seed)
-    rows = rng.choice(len(built.vectors), size=count, replace=False)
-    moved = unit(built.vectors[rows] + 0.6 * unit(rng.normal(size=(count, DIM))))
+    rows = rng.choice(len(vectors), size=count, replace=False)
+    return unit(vectors[rows] + 0.6 * unit(rng.normal(size=(count, DIM)))), rows
+
+
+def questions_of(built: Built, topic: np.ndarray, count: int, seed: int = 11) -> list[tuple[str, np.ndarray]]:
+    moved, rows = question_vectors(built.vectors, count, seed)
     return [
         (" ".join(built.chunks[r].text.split()[WORDS // 2 :][:3]), vector)
         for r, vector in zip(rows.tolist(), moved, strict=True)

@@ -20,6 +20,7 @@ from semsearch.ingest.chunk import Chunk
 from semsearch.store.meta import IndexMeta
 from semsearch.store.postgres.layout import (
     FORMAT,
+    HNSW_M,
     PAGE_SAMPLE,
     PART_TABLE,
     RECORD,
@@ -76,7 +77,8 @@ def build_memory(payload: Payload) -> str:
     64 MB, at most ``MAX_BUILD_MEMORY_MB`` (``SEMSEARCH_PG_BUILD_MEMORY`` sets it instead)."""
     if BUILD_MEMORY:
         return BUILD_MEMORY
-    needed = len(payload.chunks) * (payload.dim * 4 + 200) * 1.3 / (1 << 20)
+    links = 2 * HNSW_M * 16  # the bottom layer's neighbours, a pointer and a distance each
+    needed = len(payload.chunks) * (payload.dim * 4 + links + 100) * 1.3 / (1 << 20)
     return f"{int(min(MAX_BUILD_MEMORY_MB, max(64, needed)))}MB"
 
 

@@ -12,6 +12,7 @@ from semsearch.evaluation.questions import load_questions
 from semsearch.retrieve.engine import EngineSearcher
 from semsearch.retrieve.opening import load_index
 from semsearch.retrieve.search import median
+from semsearch.store.postgres.queries import FILTER_EXACT_ROWS
 from tests.helpers import DATA, HashingEmbedder
 
 pytestmark = pytest.mark.slow
@@ -63,7 +64,8 @@ def test_the_candidates_are_numpys_top_rows_and_the_figures_numpys(opened):
         words = parsed.tokens_in(folder.keywords.language)
         cosine = folder.cosines(vector)
         keyword = folder.keywords.token_scores(words)
-        for allowed in (None, mask):
+        for allowed, filter_exact_rows in ((None, 0), (mask, FILTER_EXACT_ROWS), (mask, 0)):
+            postgres.store._queries.filter_exact_rows = filter_exact_rows  # 0: through the HNSW graph
             found = postgres.store.candidates(vector, words, 10, allowed, np.array([3, 77]))
             scores = dict(zip(found.rows.tolist(), found.cosine.tolist(), strict=True))
             assert all(scores[r] == pytest.approx(cosine[r], abs=1e-6) for r in scores)
