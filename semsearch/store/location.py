@@ -48,8 +48,8 @@ class PostgresLocation:
     def server(self) -> str:
         """The server and database, as messages name them (no user, no password)."""
         parts = urlsplit(self.shown)
-        given = dict(pair.partition("=")[::2] for pair in parts.query.split("&"))
-        host = parts.netloc.rpartition("@")[2] or unquote(given.get("host", "")) or "localhost"
+        given = {_name(item): unquote(item.partition("=")[2]) for item in parts.query.split("&")}
+        host = parts.netloc.rpartition("@")[2] or given.get("host") or "localhost"
         return f"{host}{parts.path or '/'}"
 
     def redact(self, text: str) -> str:
@@ -78,8 +78,7 @@ def parse_postgres(text: str) -> PostgresLocation:
         raise UsageError(f"{_without_password(text)!r}: a PostgreSQL URL has no #fragment")
     kept, schemas, secrets = [], [], []
     for item in parts.query.split("&") if parts.query else []:
-        key, _, value = item.partition("=")
-        name = unquote(key).strip().lower()
+        name, value = _name(item), item.partition("=")[2]
         if name == "schema":
             schemas.append(unquote(value))
         else:
@@ -108,10 +107,13 @@ def parse_postgres(text: str) -> PostgresLocation:
 def _shown(scheme: str, netloc: str, path: str, kept: list[str], schema: str) -> str:
     userinfo, at, hosts = netloc.rpartition("@")
     user = userinfo.partition(":")[0]
-    query = [
-        item for item in kept if unquote(item.partition("=")[0]).strip().lower() not in _SECRET_PARAMETERS
-    ]
+    query = [item for item in kept if _name(item) not in _SECRET_PARAMETERS]
     return _url(scheme.lower(), f"{user}{at}{hosts}", path, [*query, f"schema={schema}"])
+
+
+def _name(item: str) -> str:
+    """The parameter a query item (``name=value``) sets, as libpq reads its name."""
+    return unquote(item.partition("=")[0]).strip().lower()
 
 
 def _url(scheme: str, netloc: str, path: str, query: list[str]) -> str:
@@ -125,11 +127,7 @@ def _without_password(text: str) -> str:
     if parts is None:
         return text
     userinfo, at, hosts = parts.netloc.rpartition("@")
-    query = [
-        item
-        for item in parts.query.split("&")
-        if item and unquote(item.partition("=")[0]).strip().lower() not in _SECRET_PARAMETERS
-    ]
+    query = [item for item in parts.query.split("&") if item and _name(item) not in _SECRET_PARAMETERS]
     return _url(parts.scheme, f"{userinfo.partition(':')[0]}{at}{hosts}", parts.path, query)
 
 
