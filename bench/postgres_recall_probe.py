@@ -29,12 +29,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_postgres_scale import DIM, PAGE, question_vectors, vectors_of  # noqa: E402
+from psycopg import sql  # noqa: E402
+
+from semsearch.store.postgres.queries import exact_scan, runs  # noqa: E402
 
 QUESTIONS = 100
 
 
 def filter_of(n: int, seed: int = 7) -> np.ndarray:
-    """The scale bench's 5% filter: whole pages of ``PAGE`` rows, a twentieth of them."""
+    """A 5% filter of the scale bench's shape: whole pages of ``PAGE`` rows, a twentieth of them."""
     pages = -(-n // PAGE)
     chosen = np.zeros(pages, dtype=bool)
     chosen[np.random.default_rng(seed).choice(pages, size=max(1, pages // 20), replace=False)] = True
@@ -65,23 +68,15 @@ def load(
     return time.perf_counter() - started
 
 
-RANGE_SCAN = (
-    "SELECT c.row FROM unnest(%s::int[], %s::int[]) AS r(a, b) CROSS JOIN LATERAL "
-    "(SELECT row, embedding FROM {name} WHERE row >= r.a AND row < r.b OFFSET 0) c "
-    "ORDER BY (c.embedding <#> %s) + 0 LIMIT 10"
-)
-"""The store's exact scan of a filter's rows (``store.postgres.queries``): a primary-key range
-scan per run of allowed rows."""
-
-
-def ask(connection, name: str, vector: np.ndarray, way: dict, runs: tuple[list, list]) -> list[int]:
+def ask(connection, name: str, vector: np.ndarray, way: dict, allowed_runs: tuple[list, list]) -> list[int]:
     """The rows ``way`` finds for ``vector``: its settings, its LIMIT (more than 10: sorted here,
     the first 10 kept), filtered or not, or the exact range scan."""
     with connection.transaction():
         for key, value in way.get("settings", {}).items():
             connection.execute("SELECT set_config(%s, %s, true)", [key, value])
         if way.get("exact"):
-            return [r for (r,) in connection.execute(RANGE_SCAN.format(name=name), [*runs, vector])]
+            scan = exact_scan(sql.Identifier(name))
+            return [r for r, _ in connection.execute(scan, [vector, *allowed_runs, vector, 10])]
         where = "WHERE allowed" if way.get("filtered") else ""
         statement = f"SELECT row, embedding <#> %s FROM {name} {where} ORDER BY embedding <#> %s LIMIT %s"
         rows = connection.execute(statement, [vector, vector, way.get("limit", 10)]).fetchall()
@@ -90,8 +85,7 @@ def ask(connection, name: str, vector: np.ndarray, way: dict, runs: tuple[list, 
 
 def measure(connection, name, vectors, questions, own, allowed, way: dict) -> dict:
     found, seconds, own_found = [], [], 0
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], allowed.astype(np.int8), [0]])))
-    runs = (edges[0::2].tolist(), edges[1::2].tolist())
+    allowed_runs = runs(allowed)
     filtered = way.get("filtered") or way.get("exact")
     for question, row in zip(questions, own, strict=True):
         exact = vectors @ question
@@ -99,7 +93,7 @@ def measure(connection, name, vectors, questions, own, allowed, way: dict) -> di
             exact = np.where(allowed, exact, -np.inf)
         truth = set(np.argsort(-exact)[:10].tolist())
         started = time.perf_counter()
-        got = ask(connection, name, question, way, runs)
+        got = ask(connection, name, question, way, allowed_runs)
         seconds.append(time.perf_counter() - started)
         found.append(len(truth & set(got)) / 10)
         own_found += int(row) in got

@@ -36,6 +36,21 @@ def runs(mask: np.ndarray) -> tuple[list[int], list[int]]:
     return edges[0::2].tolist(), edges[1::2].tolist()
 
 
+def exact_scan(chunks: Any) -> Any:
+    """The statement scoring the allowed rows of the table ``chunks`` exactly, the best first:
+    one range scan of the primary key per run of them (``OFFSET 0`` keeps it a scan). Its
+    parameters: the vector, the runs' starts and ends (``runs``), the vector again, how many."""
+    return (
+        sql()
+        .SQL(
+            "SELECT c.row, (-(c.embedding <#> %s))::real FROM unnest(%s::int[], %s::int[]) AS r(a, b) "
+            "CROSS JOIN LATERAL (SELECT row, embedding FROM {} WHERE row >= r.a AND row < r.b OFFSET 0) c "
+            "ORDER BY (c.embedding <#> %s) + 0, c.row LIMIT %s"
+        )
+        .format(chunks)
+    )
+
+
 def token_counts(tokens: Sequence[str]) -> tuple[list[str], list[int]]:
     """Each distinct token and how often the question has it (BM25 counts each occurrence)."""
     counted = Counter(tokens)
@@ -83,13 +98,7 @@ class Queries:
         chunks = self.tables.name("chunks")
         if allowed is not None and int(allowed.sum()) <= self.filter_exact_rows:
             starts, ends = runs(allowed)
-            statement = s.SQL(  # a range scan of the primary key per run (OFFSET 0 keeps it a scan)
-                "SELECT c.row, (-(c.embedding <#> %s))::real FROM unnest(%s::int[], %s::int[]) AS r(a, b) "
-                "CROSS JOIN LATERAL (SELECT row, embedding FROM {} WHERE row >= r.a AND row < r.b "
-                "OFFSET 0) c "
-                "ORDER BY (c.embedding <#> %s) + 0, c.row LIMIT %s"
-            ).format(chunks)
-            return dict(self._run(statement, [vector, starts, ends, vector, depth]))
+            return dict(self._run(exact_scan(chunks), [vector, starts, ends, vector, depth]))
         condition, params = s.SQL(""), []
         if allowed is not None:
             starts, ends = runs(allowed)
