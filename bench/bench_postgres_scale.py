@@ -163,7 +163,7 @@ def percentiles(seconds: list[float]) -> dict[str, float]:
 
 
 def timed_questions(index, questions, paths=()) -> dict[str, float]:
-    from semsearch.retrieve.engine import searcher_for
+    from semsearch.retrieve.opening import searcher_for
 
     searcher = searcher_for(index)
     searcher.judge(*questions[0], depth=10, paths=paths)  # the first: connections, caches
@@ -190,7 +190,7 @@ def recall(built: Built, store, questions, allowed: np.ndarray | None) -> float:
 
 def ranking_agreement(folder, postgres, questions, paths=()) -> float:
     """The whole ranking's top 10 on PostgreSQL against the folder index's (hybrid)."""
-    from semsearch.retrieve.engine import searcher_for
+    from semsearch.retrieve.opening import searcher_for
 
     one, two = searcher_for(folder), searcher_for(postgres)
     shared = []
@@ -206,7 +206,7 @@ import json, sys, time
 import numpy as np
 started = time.perf_counter()
 from semsearch.retrieve.opening import load_index
-from semsearch.retrieve.engine import searcher_for
+from semsearch.retrieve.opening import searcher_for
 index = load_index(sys.argv[1])
 opened = time.perf_counter() - started
 questions = np.load(sys.argv[2])

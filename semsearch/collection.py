@@ -29,13 +29,11 @@ from semsearch.errors import IndexBusyError, SemsearchError, UsageError
 from semsearch.gate.decision import Gate
 from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.answer import Answer, Judged
-from semsearch.retrieve.engine import searcher_for
 from semsearch.retrieve.filters import Condition, conditions
 from semsearch.retrieve.index import Index, files_among
-from semsearch.retrieve.opening import embedder_for, load_index
+from semsearch.retrieve.opening import embedder_for, load_index, searcher_for
 from semsearch.retrieve.search import Hit
 from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking
-from semsearch.retrieve.summary import IndexSummary, summarize
 from semsearch.store.location import Location, PostgresLocation, parse_location
 from semsearch.store.records import CalibratedRecord
 
@@ -43,6 +41,7 @@ if TYPE_CHECKING:
     from semsearch.build.embedding import Progress
     from semsearch.build.report import BuildReport
     from semsearch.context.prompt import Prompt
+    from semsearch.retrieve.summary import IndexSummary
 
 __all__ = ["Answer", "Collection", "Condition", "Hit"]
 
@@ -186,6 +185,8 @@ class Collection:
     def summary(self, verify: bool = False) -> IndexSummary:
         """What the index holds and how its gate was set (``info``, MCP's ``index_info``);
         ``verify``: read every chunk first, so that a damaged index is an error, not "up to date"."""
+        from semsearch.retrieve.summary import summarize  # info's, not a cold ask's
+
         if verify:
             self.index.verify()
         return summarize(self.index)

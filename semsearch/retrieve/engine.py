@@ -18,22 +18,14 @@ import numpy as np
 
 from semsearch.retrieve.answer import Ranked
 from semsearch.retrieve.filters import Condition
-from semsearch.retrieve.index import Index
 from semsearch.retrieve.pages import page_score
 from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import rescale
-from semsearch.retrieve.searcher import DEFAULT_RANKING, QuestionScores, Ranking, Searcher, fuses
+from semsearch.retrieve.searcher import QuestionScores, Searcher, fuses
 from semsearch.store.engine import Candidates, SearchEngine
 
 CANDIDATES = 100
 """Rows the engine returns by cosine, and again by BM25, for a question (more when ``-k`` asks)."""
-
-
-def searcher_for(index: Index, ranking: Ranking = DEFAULT_RANKING) -> Searcher:
-    """The searcher of ``index``: inside its engine when its store has one, else in memory."""
-    if isinstance(index.store, SearchEngine):
-        return EngineSearcher(index, ranking)
-    return Searcher(index, ranking)
 
 
 class EngineSearcher(Searcher):

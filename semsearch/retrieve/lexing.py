@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 from itertools import pairwise
 
 _QUOTED = re.compile(r'"[^"]+"|„[^"”]+["”]|“[^”]+”|«[^»]+»|`[^`]+`')
@@ -13,9 +14,34 @@ _EXACT_HINT = re.compile(r"\d|§|\w[_+]\w|\w\(\)")
 UNSPACED = "\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef"
 """Chinese, Japanese and Korean characters (with their punctuation and full-width forms), as a
 character class's ranges: those languages write no spaces between words."""
-_TOKEN = re.compile(rf"[^\s\"'„”“«»()\[\]{{}},;:!?`{UNSPACED}]+")
-"""A word of a question; Chinese, Japanese and Korean characters end one too
-(``iPhoneのバッテリー``: ``iPhone``)."""
+_TOKEN = re.compile(r"[^\s\"'„”“«»()\[\]{},;:!?`]+")
+"""A run of characters between spaces, quotes, brackets and punctuation (``words`` splits it
+further at Chinese, Japanese and Korean characters)."""
+
+
+@cache
+def unspaced_runs() -> re.Pattern[str]:
+    """Runs of Chinese, Japanese and Korean characters (``UNSPACED``). Compiled at first use:
+    ``re`` walks every code point of a class's ranges as it compiles one, some 39,000 here
+    (~3 ms of a cold ``ask``, whose question seldom holds any)."""
+    return re.compile(f"[{UNSPACED}]+")
+
+
+def has_unspaced(text: str) -> bool:
+    """Whether ``text`` holds a Chinese, Japanese or Korean character (none below U+3000)."""
+    return max(text, default="") >= "\u3000" and unspaced_runs().search(text) is not None
+
+
+def words(question: str) -> list[str]:
+    """The words of a question: runs between spaces, quotes, brackets and punctuation, that
+    Chinese, Japanese and Korean characters end too (``iPhoneのバッテリー``: ``iPhone``)."""
+    runs = _TOKEN.findall(question)
+    if not has_unspaced(question):
+        return runs
+    split = unspaced_runs().split
+    return [word for run in runs for word in split(run) if word]
+
+
 _FLAG = re.compile(r"--?[^\W\d_][\w-]*(?:=\S*)?")
 _DOTFILE = re.compile(r"\.[^\W\d_][\w.-]*")
 _VARIABLE = re.compile(r"\$[^\W\d]\w*")
@@ -37,7 +63,7 @@ def names_something_exact(question: str, names: Sequence[str] | None = None) -> 
 def code_names(question: str) -> list[str]:
     """The names as code writes them that a question holds (see ``is_code_name``), without a
     sentence's full stop: "What does events.once() return?" → ``["events.once"]``."""
-    return [token.rstrip(".") for token in _TOKEN.findall(question) if is_code_name(token)]
+    return [token.rstrip(".") for token in words(question) if is_code_name(token)]
 
 
 def is_code_name(token: str) -> bool:
@@ -63,7 +89,7 @@ def identifiers(question: str) -> list[str]:
     an amount), snake_case keys and key combinations (``max_attachment_mb``, ``Ctrl+Alt+M``).
     Short numbers and plain words (even hyphenated ones, ``e-mail``) are not."""
     found = []
-    for token in _TOKEN.findall(question):
+    for token in words(question):
         token = token.strip(".")
         inner = token.strip("-/_+")
         has_digit = any(c.isdigit() for c in token)

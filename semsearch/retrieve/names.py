@@ -26,13 +26,10 @@ import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex, fold
 from semsearch.encode.vocabulary import has_prefix
-from semsearch.retrieve.lexing import UNSPACED
+from semsearch.retrieve.lexing import has_unspaced, unspaced_runs
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
 _ROMAN = re.compile(r"[IVXLCDM]+")
-_UNSPACED = re.compile(f"[{UNSPACED}]+")
-"""Chinese, Japanese and Korean text: it ends a name, and a capitalised Latin word in it is a
-name wherever it stands (``KotlinでAndroidアプリ``: ``Kotlin``, ``Android``)."""
 _POSSESSIVE = re.compile(r"['’]s$")
 """An English possessive (``Tidewater's``): the name is the word without it."""
 _EDGES = "\"'„”“«»()[]{},;:!?.…*"
@@ -110,8 +107,11 @@ def proper_names(question: str) -> tuple[ProperName, ...]:
     abbreviation the documents write out, ``RP`` for ``Rzeczpospolita``) and each run of
     capitalised words that does not open a sentence (not the English ``I``; in Chinese, Japanese
     or Korean text anywhere); punctuation ends a run."""
-    unspaced = bool(_UNSPACED.search(question))  # Chinese, Japanese, Korean: no capitals of their own
-    words = _UNSPACED.sub(" , ", question).split()  # a comma: the end of a run
+    # Chinese, Japanese and Korean text has no capitals of its own; it ends a run (as a comma
+    # does), and a capitalised Latin word in it is a name wherever it stands
+    # (``KotlinでAndroidアプリ``: ``Kotlin``, ``Android``)
+    unspaced = has_unspaced(question)
+    words = (unspaced_runs().sub(" , ", question) if unspaced else question).split()
     shouted = not any(c.islower() for c in question)
     if not unspaced and _title_case(words):
         return ()

@@ -5,8 +5,9 @@ from __future__ import annotations
 from semsearch.encode.embedders import Embedder, canonical_spec, load_embedder
 from semsearch.errors import IndexCorruptError, ModelError, about_index
 from semsearch.retrieve.index import Index
+from semsearch.retrieve.searcher import DEFAULT_RANKING, Ranking, Searcher
 from semsearch.store.location import Location
-from semsearch.store.stores import Store, open_store
+from semsearch.store.stores import FolderStore, Store, open_store
 
 
 def load_index(index_dir: Location | str | Store, keywords: bool = True) -> Index:
@@ -28,6 +29,18 @@ def load_index(index_dir: Location | str | Store, keywords: bool = True) -> Inde
         identity=stored.identity,
         store=store,
     )
+
+
+def searcher_for(index: Index, ranking: Ranking = DEFAULT_RANKING) -> Searcher:
+    """The searcher of ``index``: inside its engine when its store has one (``retrieve.engine``,
+    imported only then: a folder index's cold ``ask`` does without it), else in memory."""
+    if not isinstance(index.store, FolderStore):
+        from semsearch.retrieve.engine import EngineSearcher
+        from semsearch.store.engine import SearchEngine
+
+        if isinstance(index.store, SearchEngine):
+            return EngineSearcher(index, ranking)
+    return Searcher(index, ranking)
 
 
 def embedder_for(index: Index, requested_model: str | None = None) -> Embedder:

@@ -7,7 +7,6 @@ million-chunk index costs it a few small reads instead of parsing hundreds of me
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import zlib
@@ -36,6 +35,8 @@ DIGEST_BLOCK = 1 << 20
 def write_chunks(folder: Path, chunks: Sequence[Chunk]) -> str:
     """Write ``chunks.json`` and its offsets; returns the sha256 of ``chunks.json`` (meta.json
     records it: see ``ChunkFile.sha256``)."""
+    import hashlib  # a build's and its checks' (OpenSSL's library loads with it), not a cold ask's
+
     offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
     checksums = np.zeros(len(chunks), dtype=np.uint32)
     digest = hashlib.sha256()
@@ -125,6 +126,8 @@ class ChunkFile(Sequence[Chunk]):
         the digest with the one meta.json records: damage that keeps every line's length (a text
         edited in place) leaves the offsets consistent and shows nowhere else; a line that fails
         its CRC-32 (or a damaged checksum file) raises IndexCorruptError."""
+        import hashlib
+
         digest = hashlib.sha256(os.pread(self._handle.fileno(), 2, 0))
         offsets, row = self._offsets, 0
         while row < len(self):

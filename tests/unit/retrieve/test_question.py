@@ -100,3 +100,22 @@ def test_the_question_is_cut_into_keywords_once_for_ranking_gate_and_snippets(fa
         refused = docs.search(question, 3)
     assert answer.hits and all(snippet.text for snippet in snippets)
     assert refused.parsed is not None and texts[question] == 2, texts  # once per search
+
+
+def test_words_split_as_one_pattern_over_every_separator_and_unspaced_character():
+    """``words`` (runs between separators, split at Chinese, Japanese and Korean characters
+    only when the question holds one) against the single class of both, on random text."""
+    import random
+    import re
+
+    one_pattern = re.compile(rf"[^\s\"'„”“«»()\[\]{{}},;:!?`{lexing.UNSPACED}]+")
+    spaced = "ab1_.-Ł ,;:!?\"'„”«»()[]{}`\té\U0001f600"
+    alphabet = spaced + "の中한\u3000\u30ff\u3400\u9fff\uac00\ud7af\uff01\uffef"  # range edges
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(40))) for _ in range(3000)]
+    texts += ["iPhoneのバッテリー", "KotlinでAndroidアプリ", "plain ascii words, only"]
+    unspaced = sum(lexing.has_unspaced(text) for text in texts)
+    assert 0 < unspaced < len(texts)  # both paths are taken
+    for text in texts:
+        assert lexing.words(text) == one_pattern.findall(text), text
+    assert lexing.words("iPhoneのバッテリー") == ["iPhone"]
