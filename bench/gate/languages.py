@@ -21,10 +21,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench.gate.common import REPORTED_ON, TUNED_ON, WORK, index_dir  # noqa: E402
+from semsearch.gate.calibration import language_offsets  # noqa: E402
 from semsearch.gate.threshold import (  # noqa: E402
     EVIDENCE_PASSAGES,
     language_centroids,
-    language_offsets,
     nearest_languages,
     top_mean,
 )
@@ -56,7 +56,7 @@ def prepared(name: str) -> dict:
 
 
 def gate(data: dict, share: float, bank_q: float, title_q: float, weight=0.75, evidence=0.03):
-    """Question scores and the label-free cut, as ``threshold.calibrate_with`` computes them."""
+    """Question scores and the label-free cut, as ``calibration.calibrate_with`` computes them."""
     bank_best, title_best = data["bank_cos"].max(1), data["title_cos"].max(1)
     keep = bank_best < np.percentile(title_best, 10)
     background = data["bank_vec"][keep]

@@ -36,12 +36,12 @@ from ranking_sets import SETS, WORK, CachedModel, Case, load_case  # noqa: E402
 from semsearch.encode.keywords import tokenize  # noqa: E402
 from semsearch.encode.pages import PageIndex  # noqa: E402
 from semsearch.gate.bank import NO_LANGUAGE, offtopic_bank  # noqa: E402
+from semsearch.gate.calibration import section_titles  # noqa: E402
 from semsearch.gate.decision import GATE_DEPTH, read_passage  # noqa: E402
 from semsearch.gate.threshold import (  # noqa: E402
     EVIDENCE_PASSAGES,
     baseline,
     coverages,
-    section_titles,
     top_mean,
 )
 from semsearch.ingest.pages import page_names  # noqa: E402
@@ -187,7 +187,7 @@ def reference_row(
 
 
 def own_baseline(index: Index, text: str, vector: np.ndarray, others: np.ndarray, offset: float) -> float:
-    """The baseline the build gives a reference question (``threshold.calibrate_with``)."""
+    """The baseline the build gives a reference question (``calibration.calibrate_with``)."""
     cosine = np.asarray(index.cosines(vector), dtype=np.float32)
     best = np.argpartition(-cosine, EVIDENCE_PASSAGES - 1)[:EVIDENCE_PASSAGES]
     coverage = coverages(index.keywords, [text], best[None, :], index.chunks)[0]

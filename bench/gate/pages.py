@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ranking_sets import SETS, TUNE  # noqa: E402
 
 WORK = Path(os.environ.get("RANK_WORK", "/work/cache/gatepages")) / "gate-pages"
-OFFTOPIC_QUANTILE, ONTOPIC_QUANTILE = 85, 10  # the build's (gate/threshold.py)
+OFFTOPIC_QUANTILE, ONTOPIC_QUANTILE = 85, 10  # the build's (gate/calibration.py)
 GATE_COVERAGE_WEIGHT = 0.03  # gate 4's word-evidence weight (gate/threshold.py, RULES[4])
 TODAY = "today (no page evidence)"
 

@@ -27,7 +27,7 @@ from semsearch.build.embedding import EMBED_BATCH, batches, model_lengths
 from semsearch.build.report import EstimateBasis
 from semsearch.encode.embedders import Embedder, available_cores, prepare_batches
 from semsearch.gate.bank import offtopic_bank, stored_bank_vectors
-from semsearch.gate.threshold import section_titles
+from semsearch.gate.calibration import section_titles
 from semsearch.ingest.chunking import Chunk, embedding_text
 from semsearch.retrieve.index import Index
 from semsearch.store.journal import Journal, embedding_key

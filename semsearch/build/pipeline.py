@@ -39,7 +39,8 @@ from semsearch.encode.pages import build_page_index
 from semsearch.encode.pages import settings as page_settings
 from semsearch.errors import DocsError
 from semsearch.gate.bank import bank_sha256, bank_vectors
-from semsearch.gate.threshold import GATE, calibrate_with, measure_references
+from semsearch.gate.calibration import calibrate_with, measure_references
+from semsearch.gate.threshold import GATE
 from semsearch.ingest import markup
 from semsearch.ingest.chunking import CHUNKER_VERSION, Chunk
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION, FrontMatter, current_front_matter

@@ -1,4 +1,4 @@
-"""The keyword index of a list of chunks, as a build makes it (and ``gate.threshold.calibrate``)."""
+"""The keyword index of a list of chunks, as a build makes it (and ``gate.calibration.calibrate``)."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 BANK_FILE = "offtopic_questions.tsv"
 NO_LANGUAGE = "-"
 """The language of the bank's inputs in no language (keyboard mash, test words): they count as
-off-topic like any row, but have no language offset (see ``threshold.language_offsets``)."""
+off-topic like any row, but have no language offset (see ``calibration.language_offsets``)."""
 
 
 def _bank_bytes() -> bytes:

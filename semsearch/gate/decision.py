@@ -176,7 +176,7 @@ class Gate:
 
     def language_offset(self, query_vector: np.ndarray) -> float:
         """The offset of the question's language on this corpus (0 when its build measured none;
-        see ``threshold.language_offsets``)."""
+        see ``calibration.language_offsets``)."""
         offsets = self.meta.margin.language_offsets
         language = self.question_language(query_vector) if offsets else None
         return float(offsets.get(language, 0.0)) if language else 0.0

@@ -10,7 +10,8 @@ import pytest
 from semsearch.build.embedding import embed_in_batches
 from semsearch.build.pipeline import build_index
 from semsearch.errors import DocsError, ModelError
-from semsearch.gate.threshold import background_floor, calibrate
+from semsearch.gate.calibration import calibrate
+from semsearch.gate.threshold import background_floor
 from semsearch.ingest import markup
 from semsearch.ingest.chunking import CHUNKER_VERSION, embedding_text
 from semsearch.ingest.pages import TITLES_VERSION
@@ -120,12 +121,12 @@ def test_progress_reports_every_chunk(fake_embedder):
 
 
 def test_calibration_drops_bank_questions_the_corpus_answers(fake_embedder, monkeypatch):
-    from semsearch.gate import threshold
+    from semsearch.gate import calibration as calibrating
 
     bank = [("pl", f"pogoda jutro {i}") for i in range(10)] + [
         ("pl", f"przepis na pierogi {i}") for i in range(10)
     ]
-    monkeypatch.setattr(threshold, "offtopic_bank", lambda: bank)
+    monkeypatch.setattr(calibrating, "offtopic_bank", lambda: bank)
     chunks = pierogi_chunks()
     vectors = fake_embedder.embed_passages([embedding_text(c) for c in chunks])
     calibration = calibrate(fake_embedder, vectors, chunks)

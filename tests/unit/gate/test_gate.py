@@ -12,19 +12,21 @@ import pytest
 from semsearch.encode.keywords import build_keyword_index, tokenize
 from semsearch.evaluation.quality import QuestionResult
 from semsearch.evaluation.questions import Question
-from semsearch.gate.threshold import (
-    GATE,
+from semsearch.gate.calibration import (
     OFFTOPIC_QUANTILE,
     ONTOPIC_QUANTILE,
+    best_rows,
+    calibrate,
+    choose_cut,
+    language_offsets,
+)
+from semsearch.gate.threshold import (
+    GATE,
     RULES,
     answer_threshold,
     background_similarity,
     baseline,
-    best_rows,
-    calibrate,
-    choose_cut,
     language_centroids,
-    language_offsets,
     nearest_languages,
     top_mean,
 )
@@ -113,12 +115,12 @@ def test_eval_decides_as_ask_does():
 
 
 def test_calibration_records_the_cut_and_keeps_every_language_as_background(fake_embedder, monkeypatch):
-    from semsearch.gate import threshold
+    from semsearch.gate import calibration as calibrating
     from semsearch.ingest.chunking import embedding_text
 
     bank = [("pl", f"pogoda jutro {i}") for i in range(8)]
     bank += [("en", f"weather tomorrow {i}") for i in range(8)]
-    monkeypatch.setattr(threshold, "offtopic_bank", lambda: bank)
+    monkeypatch.setattr(calibrating, "offtopic_bank", lambda: bank)
     chunks = pierogi_chunks()
     vectors = fake_embedder.embed_passages([embedding_text(c) for c in chunks])
     calibration = calibrate(fake_embedder, vectors, chunks)
