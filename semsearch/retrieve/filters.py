@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -162,39 +162,43 @@ def allowed_rows(
     if not paths and not where:
         return None
     files = meta.files
-    chosen = set(files)
-    if paths:
-        chosen &= _matching_paths(files, paths, Path(meta.docs_root))
-        if not chosen:
-            raise UsageError(f"no indexed file matches {_asked(paths, [])}")
-    if where:
-        if meta.front_matter_version is None:
-            raise IndexCorruptError(
-                f"the index at {index}/ predates front-matter filters: its files carry no "
-                "fields, so none would match a condition"
-            )
-        chosen = {s for s in chosen if all(c.matches(files[s].front_matter.fields) for c in where)}
-        if not chosen:
-            raise UsageError(_nothing_matches(files, paths, where))
-    if not any(files[source].has_text for source in chosen):
+    matches = _path_matcher(paths, Path(meta.docs_root)) if paths else None
+    in_paths = 0
+    chosen: dict[str, FileRecord] = {}
+    for source, record in files.items():  # once: a server's records stream a batch at a time
+        if matches is not None and not matches(source):
+            continue
+        in_paths += 1
+        if all(c.matches(record.front_matter.fields) for c in where):
+            chosen[source] = record
+    if paths and not in_paths:
+        raise UsageError(f"no indexed file matches {_asked(paths, [])}")
+    if where and meta.front_matter_version is None:
+        raise IndexCorruptError(
+            f"the index at {index}/ predates front-matter filters: its files carry no "
+            "fields, so none would match a condition"
+        )
+    if not chosen:
+        raise UsageError(_nothing_matches(files, paths, where))
+    if not any(record.has_text for record in chosen.values()):
         raise UsageError(_only_without_text(sorted(chosen), paths, where))
-    if any(files[source].rows is None for source in chosen):
+    if any(record.rows is None for record in chosen.values()):
         raise IndexCorruptError(f"the index at {index}/ predates path filters (no row ranges per file)")
-    ranges = np.array([files[source].rows for source in chosen], dtype=np.int64).reshape(-1, 2)
-    edges = np.zeros(rows + 1, dtype=np.int64)  # +1 where a file's rows start, -1 where they end
+    ranges = np.array([record.rows for record in chosen.values()], dtype=np.int64).reshape(-1, 2)
+    edges = np.zeros(rows + 1, dtype=np.int32)  # +1 where a file's rows start, -1 where they end
     np.add.at(edges, ranges[:, 0], 1)
     np.add.at(edges, ranges[:, 1], -1)
     return np.cumsum(edges[:-1]) > 0
 
 
-def _matching_paths(files: Mapping[str, FileRecord], paths: Sequence[str], root: Path) -> set[str]:
+def _path_matcher(paths: Sequence[str], root: Path) -> Callable[[str], bool]:
+    """Whether a file (its path relative to ``root``) matches one of the ``paths`` patterns."""
     from semsearch.ingest.gitignore import PathPatterns  # here: a plain ask has no --path
     from semsearch.ingest.patterns import check_patterns
     from semsearch.ingest.sources import docs_relative
 
     check_patterns(paths, "the path pattern")
-    spec = PathPatterns([docs_relative(pattern, root) for pattern in paths])
-    return {source for source in files if spec.match_file(source)}
+    return PathPatterns([docs_relative(pattern, root) for pattern in paths]).match_file
 
 
 def _asked(paths: Sequence[str], where: list[Condition]) -> str:

@@ -24,6 +24,7 @@ from semsearch.gate.bank import bank_sha256
 from semsearch.gate.decision import Gate
 from semsearch.ingest.chunk import Chunk
 from semsearch.retrieve.filters import Condition, allowed_rows, conditions
+from semsearch.store.file_records import file_row_starts
 from semsearch.store.meta import IndexMeta
 from semsearch.store.reader import check_chunks
 from semsearch.store.staleness import changed_recorded
@@ -68,7 +69,7 @@ class Index:
     def changed_files(self) -> list[str]:
         """The files the index records that were removed or modified since the build (sizes,
         mtimes), each looked up alone: the docs root is never walked (see ``staleness``)."""
-        return changed_recorded(Path(self.meta.docs_root), self.meta.recorded)
+        return changed_recorded(Path(self.meta.docs_root), self.meta.recorded())
 
     @property
     def offtopic_reusable(self) -> bool:
@@ -113,8 +114,7 @@ class Index:
     def file_starts(self) -> np.ndarray:
         """The first row of each file with text, in row order (from the record)."""
         if self._file_starts is None:
-            starts = sorted(r.rows[0] for r in self.meta.files.values() if r.rows and r.rows[1] > r.rows[0])
-            self._file_starts = np.array(starts, dtype=np.int64)
+            self._file_starts = file_row_starts(self.meta.files)
         return self._file_starts
 
     def page_of_row(self) -> np.ndarray | None:

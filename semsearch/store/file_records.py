@@ -4,12 +4,15 @@ records say together."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import numpy as np
 
 from semsearch.ingest.frontmatter import RECORD_KEYS, FrontMatter
-from semsearch.store.records import Check, Json, Record, _any, _int_or_none
+from semsearch.store.records import Check, Json, Record, _any, _int_or_none, is_int
 
 _FILE_KEYS = frozenset({"sha256", "size", "mtime_ns", "chunks", "rows", "title", *RECORD_KEYS})
 _NO_FRONT_MATTER = FrontMatter({})
@@ -135,3 +138,48 @@ def fields_unread(files: Mapping[str, FileRecord]) -> list[dict]:
         for path, record in files.items()
         if record.front_matter.problem
     ]
+
+
+def file_row_starts(files: Mapping[str, FileRecord]) -> np.ndarray:
+    """The first row of each file with text, in row order (int64); the records a server holds
+    give theirs by one query (``row_starts``), not read one by one."""
+    row_starts = getattr(files, "row_starts", None)
+    if row_starts is not None:
+        return row_starts()
+    starts = sorted(r.rows[0] for r in files.values() if r.rows and r.rows[1] > r.rows[0])
+    return np.array(starts, dtype=np.int64)
+
+
+# The checks meta.json's reader makes of each file's record
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | bool | int) or (type(value) is float and math.isfinite(value))
+
+
+def _front_matter(value: Any) -> bool:
+    """A file's front-matter fields: names to scalars or lists of scalars (see ``frontmatter``)."""
+    return isinstance(value, dict) and all(
+        isinstance(name, str) and (_scalar(v) or (isinstance(v, list) and all(map(_scalar, v))))
+        for name, v in value.items()
+    )
+
+
+def _front_matter_problem(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("problem"), str) and is_int(value.get("line"))
+
+
+def valid_file_record(value: Any) -> bool:
+    """Whether ``value`` is a file's record as meta.json holds it, typed."""
+    if not isinstance(value, dict):
+        return False
+    rows = value.get("rows", [0, 0])
+    return (
+        isinstance(rows, list)
+        and len(rows) == 2
+        and all(map(is_int, rows))
+        and all(value.get(key) is None or is_int(value[key]) for key in ("size", "mtime_ns", "chunks"))
+        and (value.get("sha256") is None or isinstance(value["sha256"], str))
+        and _front_matter(value.get("front_matter", {}))
+        and ("front_matter_problem" not in value or _front_matter_problem(value["front_matter_problem"]))
+    )

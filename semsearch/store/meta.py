@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from semsearch.encode.keywords import stemmer_name
 from semsearch.errors import IndexCorruptError, IndexWriteError, MetaUnreadableError
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
-from semsearch.store.file_records import FileRecord, SkippedRecord
+from semsearch.store.file_records import FileRecord, SkippedRecord, valid_file_record
 from semsearch.store.records import (
     CalibratedRecord,
     Check,
@@ -58,37 +58,6 @@ def _optional_text(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
 
-def _scalar(value: Any) -> bool:
-    return isinstance(value, str | bool | int) or _number(value)
-
-
-def _front_matter(value: Any) -> bool:
-    """A file's front-matter fields: names to scalars or lists of scalars (see ``frontmatter``)."""
-    return isinstance(value, dict) and all(
-        isinstance(name, str) and (_scalar(v) or (isinstance(v, list) and all(map(_scalar, v))))
-        for name, v in value.items()
-    )
-
-
-def _front_matter_problem(value: Any) -> bool:
-    return isinstance(value, dict) and isinstance(value.get("problem"), str) and is_int(value.get("line"))
-
-
-def _file_record(value: Any) -> bool:
-    if not isinstance(value, dict):
-        return False
-    rows = value.get("rows", [0, 0])
-    return (
-        isinstance(rows, list)
-        and len(rows) == 2
-        and all(map(is_int, rows))
-        and all(value.get(key) is None or is_int(value[key]) for key in ("size", "mtime_ns", "chunks"))
-        and _optional_text(value.get("sha256"))
-        and _front_matter(value.get("front_matter", {}))
-        and ("front_matter_problem" not in value or _front_matter_problem(value["front_matter_problem"]))
-    )
-
-
 def _language_offsets(value: Any) -> bool:
     return isinstance(value, dict) and all(_number(offset) for offset in value.values())
 
@@ -113,7 +82,7 @@ FIELDS: dict[str, Check] = {
     "chunks": lambda v: is_int(v) and v >= 0,
     "docs_root": lambda v: isinstance(v, str) and bool(v),
     "chunking": lambda v: isinstance(v, dict) and is_int(v.get("max_tokens")),
-    "files": lambda v: isinstance(v, dict) and all(_file_record(r) for r in v.values()),
+    "files": lambda v: isinstance(v, dict) and all(valid_file_record(r) for r in v.values()),
     "min_score": lambda v: (
         isinstance(v, dict)
         and _cosine(v.get("value"))
@@ -306,10 +275,17 @@ class IndexMeta(Record):
         """Whether its build recorded each file's front matter (``--where`` needs it)."""
         return self.front_matter_version == FRONT_MATTER_VERSION
 
-    @property
-    def recorded(self) -> dict[str, FileRecord | SkippedRecord]:
-        """Every file the build saw, indexed or skipped."""
-        return {**self.files, **self.skipped}
+    def recorded(self) -> Iterator[tuple[str, FileRecord | SkippedRecord]]:
+        """Every file the build saw, indexed or skipped, with its record (read a batch at a time
+        from an index whose files a server holds)."""
+        yield from self.files.items()
+        yield from self.skipped.items()
+
+    def with_files_read(self) -> IndexMeta:
+        """This meta with every file's record in memory (a build compares each file with its own;
+        a search reads those of the files it shows, from the server that holds them)."""
+        loaded = getattr(self.files, "loaded", None)
+        return self if loaded is None else replace(self, files=loaded())
 
 
 _ATTRIBUTES = tuple(f.name for f in fields(IndexMeta) if f.name not in ("other", "read"))

@@ -12,27 +12,29 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 
 from semsearch.store.file_records import FileRecord, SkippedRecord
 from semsearch.util.printable import unreadable
 
 
-def changed_recorded(docs_root: Path, recorded: Mapping[str, FileRecord | SkippedRecord]) -> list[str]:
-    """The recorded files removed, modified (size or mtime) or no longer reachable inside
-    ``docs_root`` since the build, sorted; entries without a size (symlinks not followed at
-    build time) are not files to compare."""
-    compared = {path: entry for path, entry in recorded.items() if entry.size is not None}
+def changed_recorded(
+    docs_root: Path, recorded: Iterable[tuple[str, FileRecord | SkippedRecord]]
+) -> list[str]:
+    """The recorded files (each path and its record, read once) removed, modified (size or
+    mtime) or no longer reachable inside ``docs_root`` since the build, sorted; entries without
+    a size (symlinks not followed at build time) are not files to compare."""
+    compared = ((path, entry) for path, entry in recorded if entry.size is not None)
     try:
         root = Path(os.path.realpath(docs_root))
         if not stat.S_ISDIR(os.stat(root).st_mode):
-            return sorted(compared)
+            return sorted(path for path, _ in compared)
     except (OSError, ValueError):
-        return sorted(compared)
+        return sorted(path for path, _ in compared)
     folders: dict[str, bool] = {}
     changed = []
-    for relative, entry in compared.items():
+    for relative, entry in compared:
         info = _stat_recorded(root, relative, folders)
         if info is None or (entry.size, entry.mtime_ns) != (info.st_size, info.st_mtime_ns):
             changed.append(relative)

@@ -3,8 +3,9 @@
 - ``semsearch_index``: the *record*, one row: semsearch's marker (``kind``), the layout's
   ``format``, the ``version`` of the tables below that are the index now, a ``stamp`` new at each
   write of the row, ``meta.json``'s record as one JSON text (written and checked by the folder
-  index's own functions), the dimension and counts, the off-topic bank's vectors and each page's
-  first row and topic share as plain little-endian arrays (``bytea``: nothing is unpickled).
+  index's own functions; its ``files`` in a table, below), the dimension and counts, the
+  off-topic bank's vectors and each page's first row and topic share as plain little-endian
+  arrays (``bytea``: nothing is unpickled).
 - one set of tables per build, named by its ``version`` (twelve hex digits), never changed once
   the record names them:
 
@@ -17,7 +18,10 @@
   - ``pages_V``: each page's ``centroid`` (the mean of its passages' vectors: a page's mean cosine
     is one inner product);
   - ``samples_V``: a fixed random sample of the passages' vectors (``what`` 0) and of the pages'
-    centroids (``what`` 1), from which a big index's median cosines are estimated.
+    centroids (``what`` 1), from which a big index's median cosines are estimated;
+  - ``files_V``: each file's record (meta.json's ``files`` entry, as JSON text), by its
+    ``position`` in the build's order and its ``source``, with its rows (``files``): the record's
+    meta holds no files, so that opening an index reads a few kilobytes whatever its size.
 
 A build writes a new version's tables and the record in one transaction, then drops the tables
 of the versions before the one it replaced: a reader reads the tables of the version it opened,
@@ -31,9 +35,10 @@ import re
 from typing import Any
 
 RECORD = "semsearch_index"
-FORMAT = 1
-"""The layout of the tables; a record of another format is refused (a newer semsearch's)."""
-PARTS = ("chunks", "terms", "page_terms", "pages", "samples")
+FORMAT = 2
+"""The layout of the tables; a record of another format is refused (an older or newer
+semsearch's: format 1 held every file's record in the record's meta)."""
+PARTS = ("chunks", "terms", "page_terms", "pages", "samples", "files")
 VERSION = re.compile(r"[0-9a-f]{12}")
 PART_TABLE = re.compile(rf"({'|'.join(PARTS)})_([0-9a-f]{{12}})")
 """The name of a version's table: only tables so named, in a schema holding semsearch's record,
@@ -117,6 +122,10 @@ def version_tables(version: str, dim: int) -> list[Any]:
             "CREATE TABLE {} (what smallint NOT NULL, id integer NOT NULL, embedding {} NOT NULL,"
             " PRIMARY KEY (what, id))"
         ).format(table("samples", version), vector),
+        s.SQL(
+            'CREATE TABLE {} (position integer PRIMARY KEY, source text COLLATE "C" NOT NULL UNIQUE,'
+            " first_row integer, end_row integer, record text NOT NULL)"
+        ).format(table("files", version)),
     ]
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from semsearch.errors import IndexCorruptError, IndexMissingError
 from semsearch.store.location import PostgresLocation
 from semsearch.store.meta import IndexMeta
-from semsearch.store.postgres.layout import FORMAT, RECORD, RECORD_COLUMNS, VERSION, sql
+from semsearch.store.postgres.layout import FORMAT, PARTS, RECORD, RECORD_COLUMNS, VERSION, sql
 from semsearch.store.schema import INDEX_KIND
 from semsearch.util.jsonparse import parse_json
 from semsearch.util.regular import TEXT_BOUND
@@ -112,8 +112,10 @@ def read_record(connection: Any, location: PostgresLocation) -> Record:
             f"the schema {location.schema!r} at {location.server} was not made by semsearch"
         )
     if form != FORMAT:
+        older = isinstance(form, int) and form < FORMAT
         raise IndexCorruptError(
-            f"{where} has tables of another format ({form}; this semsearch reads {FORMAT})"
+            f"{where} has tables of {'an older' if older else 'another'} format ({form}; this semsearch "
+            f"reads {FORMAT}){': build it again' if older else ''}"
         )
     if not isinstance(version, str) or not VERSION.fullmatch(version):
         raise IndexCorruptError(f"{where} has a record naming no version of its tables")
@@ -165,7 +167,7 @@ def _page_topics(topics: np.ndarray, where: str) -> np.ndarray:
 def check_tables(connection: Any, location: PostgresLocation, record: Record) -> None:
     """Raise unless the record's version has its tables, with vectors of the record's dimension
     (a table of another dimension or type would make every score wrong)."""
-    names = [f"{part}_{record.version}" for part in ("chunks", "terms", "page_terms", "pages", "samples")]
+    names = [f"{part}_{record.version}" for part in PARTS]
     found = dict(
         connection.execute(
             "SELECT c.relname, format_type(a.atttypid, a.atttypmod) FROM pg_class c "

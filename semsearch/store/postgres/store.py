@@ -17,6 +17,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from semsearch.store.folder import _check_vectors
 from semsearch.store.location import PostgresLocation
 from semsearch.store.meta import IndexMeta
 from semsearch.store.postgres.connection import Connections, connect, failures
+from semsearch.store.postgres.files import RemoteFiles
 from semsearch.store.postgres.layout import RECORD, sql
 from semsearch.store.postgres.queries import EXACT_ROWS, Queries
 from semsearch.store.postgres.reader import (
@@ -93,8 +95,17 @@ class PostgresStore:
         return self.connections.run(work)
 
     def peek_meta(self) -> IndexMeta | None:
+        """The index's meta with every file's record (a build's, ``watch``'s), None without one."""
+
+        def work(connection: Any) -> Record:
+            record = read_record(connection, self.location)
+            check_tables(connection, self.location, record)
+            return record
+
         try:
-            return self.connections.run(lambda connection: read_record(connection, self.location).meta)
+            record = self.connections.run(work)
+            tables = Tables(self.connections, record.version, record.dim, record.rows)
+            return replace(record.meta, files=RemoteFiles(tables).loaded())
         except (IndexMissingError, IndexCorruptError):
             return None
 
@@ -124,7 +135,7 @@ class PostgresStore:
         record = self.connections.run(work)
         tables = Tables(self.connections, record.version, record.dim, record.rows)
         self._queries = Queries(tables, self.exact_rows)
-        meta = record.meta
+        meta = replace(record.meta, files=RemoteFiles(tables))
         offtopic = record.offtopic
         check_vectors(offtopic, self.location, "its off-topic bank")  # type: ignore[arg-type]
         rows = list(meta.offtopic.background_rows)

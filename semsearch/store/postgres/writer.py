@@ -8,7 +8,7 @@ import os
 import secrets
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from semsearch.encode.pages import PageIndex
 from semsearch.encode.vocabulary import column_tokens
 from semsearch.ingest.chunk import Chunk
 from semsearch.store.meta import IndexMeta
+from semsearch.store.postgres.files import files_rows
 from semsearch.store.postgres.layout import (
     FORMAT,
     HNSW_M,
@@ -111,6 +112,14 @@ def write_version(connection: Any, payload: Payload, version: str) -> None:
         ((page, vector) for page, vector in enumerate(centroids)),
     )
     _copy_samples(connection, version, payload.vectors, centroids)
+    _copy_rows(
+        connection,
+        sql()
+        .SQL("COPY {} (position, source, first_row, end_row, record) FROM STDIN (FORMAT BINARY)")
+        .format(table("files", version)),
+        ["int4", "text", "int4", "int4", "text"],
+        files_rows(payload.meta.files),
+    )
     for statement in version_indexes(version, payload.dim):
         connection.execute(statement)
     _put_record(connection, payload, version)
@@ -211,7 +220,8 @@ def _put_record(connection: Any, payload: Payload, version: str) -> None:
 
 
 def meta_text(meta: IndexMeta) -> str:
-    return json.dumps(meta.to_json(), ensure_ascii=False)
+    """The record's meta: meta.json's record but its files (the version's ``files`` table)."""
+    return json.dumps(replace(meta, files={}).to_json(), ensure_ascii=False)
 
 
 def put_meta(connection: Any, meta: IndexMeta) -> None:

@@ -89,7 +89,7 @@ def test_discover_and_changed_files_skip_fifos_and_sockets(special_files):
     if (special_files / "s.md").exists():
         assert reasons["s.md"] == "not a regular file (socket)"
     recorded = {"good.md": FileRecord(size=0, mtime_ns=0)}
-    assert within(10, changed_recorded, special_files, recorded) == ["good.md"]
+    assert within(10, changed_recorded, special_files, recorded.items()) == ["good.md"]
 
 
 def test_read_source_does_not_wait_on_a_fifo(special_files):
@@ -214,7 +214,7 @@ def test_discover_skips_symlink_loops(loops):
     reasons = {s.relative: s.reason for s in skipped}
     assert {path: reasons[path] for path in LOOPS} == dict.fromkeys(LOOPS, "symlink loop, not followed")
     assert reasons["sub/here/"] == "symlinked folder, not followed"
-    assert changed_recorded(loops, {"good.md": FileRecord(size=0, mtime_ns=0)}) == ["good.md"]
+    assert changed_recorded(loops, {"good.md": FileRecord(size=0, mtime_ns=0)}.items()) == ["good.md"]
 
 
 @pytest.mark.slow  # real-model builds of odd folders: CI runs them, the fast lane does not

@@ -159,9 +159,10 @@ def test_a_big_docs_root_is_not_walked(tmp_path, monkeypatch):
     calls = []
     real = os.scandir
     monkeypatch.setattr(os, "scandir", lambda *a: calls.append(a) or real(*a))
-    changed = changed_recorded(big, {"a.md": FileRecord(size=info.st_size, mtime_ns=info.st_mtime_ns)})
+    recorded = {"a.md": FileRecord(size=info.st_size, mtime_ns=info.st_mtime_ns)}
+    changed = changed_recorded(big, recorded.items())
     assert changed == [] and calls == []
-    assert changed_recorded(big, {"d1/x.md": FileRecord(size=0, mtime_ns=0)}) == ["d1/x.md"]
+    assert changed_recorded(big, {"d1/x.md": FileRecord(size=0, mtime_ns=0)}.items()) == ["d1/x.md"]
 
 
 def test_recorded_paths_that_leave_docs_root_count_as_changed(tmp_path):
@@ -184,7 +185,7 @@ def test_recorded_paths_that_leave_docs_root_count_as_changed(tmp_path):
         "gone.md": record,
         "skipped-link.md": FileRecord(size=None),
     }
-    assert changed_recorded(docs, recorded) == [
+    assert changed_recorded(docs, recorded.items()) == [
         "../secret.md",
         "/etc/passwd",
         "fifo.md",

@@ -4,6 +4,8 @@ them against the folder index's. On a real server (``postgres_server``), so slow
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -12,8 +14,11 @@ from semsearch.evaluation.questions import load_questions
 from semsearch.retrieve.engine import EngineSearcher
 from semsearch.retrieve.opening import load_index
 from semsearch.retrieve.search import median
+from semsearch.store.file_records import file_row_starts
+from semsearch.store.postgres.files import RemoteFiles
 from semsearch.store.postgres.queries import FILTER_EXACT_ROWS
 from tests.helpers import DATA, HashingEmbedder
+from tests.postgres import connected
 
 pytestmark = pytest.mark.slow
 
@@ -51,6 +56,25 @@ def test_a_read_gives_back_what_the_folder_index_holds(opened):
     assert np.array_equal(postgres.pages.starts, folder.pages.starts)
     assert np.array_equal(postgres.pages.topics, folder.pages.topics)
     assert postgres.keywords.vocab.has_prefix("dost") and not postgres.keywords.vocab.has_prefix("qqq")
+
+
+def test_the_file_records_are_read_when_asked_for_and_are_the_folder_indexs(opened, fake_sample_postgres):
+    """Opening reads no file record (the record's meta holds none); each lookup, the iteration
+    in the build's order, the rows' starts and a filter's mask equal the folder index's."""
+    folder, postgres = opened
+    with connected(fake_sample_postgres) as connection:
+        assert json.loads(connection.execute("SELECT meta FROM semsearch_index").fetchone()[0])["files"] == {}
+    files, theirs = postgres.meta.files, folder.meta.files
+    assert isinstance(files, RemoteFiles) and len(files) == len(theirs) > 3
+    assert list(files) == list(theirs) and list(files.items()) == list(theirs.items())
+    for source in [*theirs, "missing.md", "../dostawa.md"]:
+        assert files.get(source) == theirs.get(source) and (source in files) == (source in theirs)
+    assert np.array_equal(file_row_starts(files), file_row_starts(theirs))
+    assert len(file_row_starts(theirs)) == sum(r.has_text for r in theirs.values())
+    assert files.loaded() == theirs and postgres.meta.with_files_read().files == theirs
+    for paths in (["dostawa.md"], ["*.md"], ["zwroty.md", "faq/**"]):
+        assert np.array_equal(postgres.allowed_rows(paths), folder.allowed_rows(paths))
+    assert not folder.allowed_rows(["dostawa.md"]).all()
 
 
 def test_the_candidates_are_numpys_top_rows_and_the_figures_numpys(opened):

@@ -53,6 +53,7 @@ def asked(url: str, *fragments: str, question: str = "Ile kosztuje dostawa?") ->
         (["UPDATE semsearch_index SET offtopic_rows = 1073741824"], "sizes do not add up"),
         (["UPDATE semsearch_index SET rows = 7"], "record says 7 rows"),
         (["UPDATE semsearch_index SET format = 99"], "another format"),
+        (["UPDATE semsearch_index SET format = 1"], "older format (1; this semsearch reads 2): build it"),
         (["UPDATE semsearch_index SET meta = '{not json'"], "unreadable record"),
         (["UPDATE semsearch_index SET kind = 'mine'"], "not made by semsearch"),
         (["UPDATE semsearch_index SET version = 'x; DROP TABLE y'"], "naming no version"),
@@ -94,12 +95,26 @@ def test_a_truncated_table_is_one_line(built):
         ("UPDATE terms_{v} SET weights = array_fill('NaN'::real, array[cardinality(rows)])", "not finite"),
         ("UPDATE chunks_{v} SET chunk = '{{\"x\": 1}}'", "unreadable passage"),
         ("UPDATE chunks_{v} SET chunk = repeat('x', 70000000)", "larger than"),
+        ("UPDATE files_{v} SET record = '{{not json'", "unreadable file record"),
+        ("UPDATE files_{v} SET record = '[1, 2]'", "not one semsearch writes"),
+        ("UPDATE files_{v} SET record = '{{\"rows\": [0, 99999]}}'", "not one semsearch writes"),
+        ('UPDATE files_{v} SET record = \'{{"size": "big"}}\'', "not one semsearch writes"),
+        ("UPDATE files_{v} SET record = repeat('x', 70000000)", "larger than"),
     ],
 )
 def test_damaged_rows_are_one_line_when_read(built, statement, said):
     url, version = built
     damage(url, statement.format(v=version))
     asked(url, said, question="Ile kosztuje dostawa do paczkomatu?")
+
+
+def test_a_build_replaces_an_index_of_the_older_format(built, tmp_path):
+    url, _ = built
+    damage(url, "UPDATE semsearch_index SET format = 1")
+    done = semsearch_here("build", tmp_path / "docs", "--index", url, "--model", FAKE_MODEL)
+    assert done.returncode == 0, done.stderr
+    answered = semsearch_here("ask", "Ile kosztuje dostawa do paczkomatu?", "--index", url)
+    assert answered.returncode == 0 and "dostawa.md" in answered.stdout, answered.stderr
 
 
 def test_a_record_claiming_a_billion_dimensions_is_refused_in_a_small_process(built):
