@@ -207,6 +207,20 @@ class KeywordIndex:
             scores[rows] += weights  # a column holds each row once
         return scores
 
+    def sparse_token_scores(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``token_scores`` of the rows holding one of ``tokens`` alone (ascending rows, and
+        their scores, summed in the same order: equal to the whole array's, bit for bit), in
+        memory as the tokens' columns, not the index's rows."""
+        columns = [self._column(token) for token in tokens]
+        if not columns:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        rows = np.concatenate([np.asarray(r, dtype=np.int64) for r, _ in columns])
+        weights = np.concatenate([np.asarray(w, dtype=np.float32) for _, w in columns])
+        held, slot = np.unique(rows, return_inverse=True)
+        scores = np.zeros(len(held), dtype=np.float32)
+        np.add.at(scores, slot, weights)  # in order: each row's tokens added as token_scores adds them
+        return held, scores
+
     def idf(self, tokens: Sequence[str]) -> list[float]:
         """Each token's inverse document frequency (BM25's, Lucene variant, which equals
         ``log((N + 1) / (df + 0.5))``): rarer weighs more, a token the corpus lacks most."""

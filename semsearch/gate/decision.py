@@ -132,10 +132,12 @@ class Gate:
         cosine: np.ndarray,
         allowed: np.ndarray | None = None,
         tokens: Sequence[str] | None = None,
+        rows: np.ndarray | None = None,
     ) -> float:
         """What the question's best cosine must exceed beyond the cut (see ``threshold``); its
         word evidence is read only in the rows ``allowed`` (the files searched), from its keyword
-        ``tokens`` when given (the question parsed once), else from its text."""
+        ``tokens`` when given (the question parsed once), else from its text. ``cosine`` and
+        ``allowed`` describe ``rows`` (None: every row, in order)."""
         asked = question if tokens is None else tokens
         similarity = background_similarity(query_vector, self.background_for(asked), self.legacy)
         rule = self.rule
@@ -146,6 +148,7 @@ class Gate:
             searched = cosine if allowed is None else np.where(allowed, cosine, -np.inf)
             count = min(EVIDENCE_PASSAGES, int(np.isfinite(searched).sum()))
             best = np.argpartition(-searched, count - 1)[:count]
+            best = best if rows is None else rows[best]
             coverage = coverages(self.keywords, [asked], best[None, :], self.chunks)[0]
         offset = self.language_offset(query_vector) if rule.language_weight else 0.0
         return float(baseline(rule, similarity, coverage, offset))

@@ -5,9 +5,10 @@ A small index (``Candidates.complete``) comes back whole: every row's cosine, an
 page evidence of the folder index, so its answers are the folder index's. A big one comes back as
 its candidates: the best rows by cosine and by BM25 among those the filters allow, the rows naming
 what the question names, and the figures the ranking rescales by over every row (the median and
-best cosine, the best BM25, the pages' figures). Every other row is set to the median cosine and
-no BM25, and may not rank: so ``fuse``, the exact rows' order and the gate read the figures they
-read on a folder index, and the first ``k`` come from the candidates.
+best cosine, the best BM25, the pages' figures). The ranking and the gate work on the candidates'
+arrays alone (``QuestionScores.rows``), rescaled by those figures: so ``fuse``, the exact rows'
+order and the gate read the figures they read on a folder index, the first ``k`` come from the
+candidates, and a question's memory is its candidates', whatever the size of the index.
 """
 
 from __future__ import annotations
@@ -60,32 +61,29 @@ class EngineSearcher(Searcher):
         if found.complete:
             keyword = keywords.token_scores(tokens) if keywords is not None and tokens is not None else None
             return QuestionScores(found.cosine, allowed, keyword)
-        rows = len(index.chunks)
-        cosine = np.full(rows, found.median, dtype=np.float32)
-        cosine[found.rows] = found.cosine
-        rankable = np.zeros(rows, dtype=bool)
-        rankable[found.rows] = True
-        rankable = rankable if allowed is None else rankable & allowed
-        keyword = None
-        if found.keyword is not None:
-            keyword = np.zeros(rows, dtype=np.float32)
-            keyword[found.rows] = found.keyword
+        rankable = None if allowed is None else allowed[found.rows]
         page = self.engine_page_scores(question, query_vector, found, rankable) if fuses(mode) else None
-        return QuestionScores(cosine, rankable, keyword, page)
+        figures = {"median": found.median, "best": found.best, "keyword_best": found.keyword_best}
+        return QuestionScores(found.cosine, rankable, found.keyword, page, found.rows, **figures)
 
     def engine_page_scores(
-        self, question: ParsedQuestion, query_vector: np.ndarray, found: Candidates, rankable: np.ndarray
+        self,
+        question: ParsedQuestion,
+        query_vector: np.ndarray,
+        found: Candidates,
+        rankable: np.ndarray | None,
     ) -> np.ndarray | None:
-        """What each candidate row gains from its page's evidence (``retrieve.pages``), from the
-        figures the engine gives of the candidates' pages; 0 for every other row."""
+        """What each candidate (``found.rows``; those that may rank: ``rankable``) gains from its
+        page's evidence (``retrieve.pages``), from the figures the engine gives of their pages;
+        0 for those that may not rank."""
         pages, weights = self.index.pages, self.ranking.pages
         if pages is None or weights is None:
             return None
-        gain = np.zeros(len(rankable), dtype=np.float64)
-        rows = found.rows[rankable[found.rows]]
-        if pages.linked <= 0 or not len(rows):
+        gain = np.zeros(len(found.rows), dtype=np.float64)
+        at = np.flatnonzero(rankable) if rankable is not None else np.arange(len(found.rows))
+        if pages.linked <= 0 or not len(at):
             return gain
-        of_row = pages.pages_of(rows)
+        of_row = pages.pages_of(found.rows[at])
         asked = np.unique(of_row)
         figures = self.engine.page_figures(query_vector, question.tokens_in(pages.keywords.language), asked)
         mean = rescale(figures.mean.astype(np.float64), figures.mean_median, figures.mean_best)
@@ -94,7 +92,7 @@ class EngineSearcher(Searcher):
         score = page_score(
             pages.linked, figures.keyword, figures.keyword_best, mean, pair, pages.topics[asked], weights
         )
-        gain[rows] = score[np.searchsorted(asked, of_row)]
+        gain[at] = score[np.searchsorted(asked, of_row)]
         return gain
 
     def ranked(self, *args: object, **kwargs: object) -> list[Ranked]:

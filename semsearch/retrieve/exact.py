@@ -12,7 +12,7 @@ import numpy as np
 
 from semsearch.encode.keywords import KeywordIndex, tokenize
 from semsearch.retrieve.question import ParsedQuestion
-from semsearch.retrieve.search import fuse
+from semsearch.retrieve.search import fuse, rescale
 
 
 def rest_tokens(keywords: KeywordIndex, question: ParsedQuestion) -> list[str]:
@@ -25,3 +25,21 @@ def exact_scores(keywords: KeywordIndex, question: ParsedQuestion, cosine: np.nd
     """Hybrid scores ranking the rows that hold what ``question`` names among themselves: cosine
     fused with BM25 over the rest of the question (see ``fuse``, ``rest_tokens``)."""
     return fuse(cosine, keywords.token_scores(rest_tokens(keywords, question)))
+
+
+def exact_scores_of(
+    keywords: KeywordIndex,
+    question: ParsedQuestion,
+    cosine: np.ndarray,
+    rows: np.ndarray,
+    median: float,
+    best: float,
+) -> np.ndarray:
+    """``exact_scores`` of ``rows`` alone, from their ``cosine`` and the ``median`` and ``best``
+    cosine over every row (an engine's candidates: ``retrieve.engine``): the BM25 over the rest
+    of the question is read from its tokens' columns, not summed over every row."""
+    held, scores = keywords.sparse_token_scores(rest_tokens(keywords, question))
+    top = float(scores.max()) if len(scores) else 0.0
+    at = np.minimum(np.searchsorted(held, rows), max(len(held) - 1, 0))
+    keyword = np.where(held[at] == rows, scores[at], 0.0) if len(held) else np.zeros(len(rows))
+    return rescale(np.asarray(cosine), median, best) + (keyword / top if top > 0 else 0.0)

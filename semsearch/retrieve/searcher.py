@@ -15,14 +15,14 @@ from semsearch.errors import UsageError
 from semsearch.gate.decision import GATE_DEPTH, Verdict, read_passage
 from semsearch.gate.threshold import is_answer
 from semsearch.retrieve.answer import Answer, Judged, Ranked
-from semsearch.retrieve.exact import exact_scores
+from semsearch.retrieve.exact import exact_scores, exact_scores_of
 from semsearch.retrieve.filters import Condition
 from semsearch.retrieve.index import Index, files_among
 from semsearch.retrieve.named import missing_outside, named_rows, names_unmentioned
 from semsearch.retrieve.names import all_unheld
 from semsearch.retrieve.pages import PageWeights, page_evidence
 from semsearch.retrieve.question import ParsedQuestion
-from semsearch.retrieve.search import KEYWORD_WEIGHT, PLAIN_KEYWORD_WEIGHT, Hit, fuse, rank
+from semsearch.retrieve.search import KEYWORD_WEIGHT, PLAIN_KEYWORD_WEIGHT, Hit, fuse, rank, rescale
 from semsearch.store.reader import check_unit_rows
 
 
@@ -46,17 +46,45 @@ DEFAULT_RANKING = Ranking()
 
 @dataclass(frozen=True)
 class QuestionScores:
-    """A question's scores over every row of the index, as ``ranked`` and the gate read them
-    (``Searcher.scores``; an index searched inside its engine: ``retrieve.engine``)."""
+    """A question's scores over the rows scored (``rows``: every row of the index, or an
+    engine's candidates), as ``ranked`` and the gate read them (``Searcher.scores``; an index
+    searched inside its engine: ``retrieve.engine``)."""
 
     cosine: np.ndarray
-    """Every row's cosine to the question."""
+    """Each row's cosine to the question."""
     allowed: np.ndarray | None
-    """The rows that may rank (a mask; None: every row): the filter's."""
+    """The rows that may rank (a mask; None: every row scored): the filter's."""
     keyword: np.ndarray | None = None
-    """Every row's BM25 score (None in dense mode)."""
+    """Each row's BM25 score (None in dense mode)."""
     page: np.ndarray | None = None
     """What each row gains from its page's evidence, when given (else ``page_scores``)."""
+    rows: np.ndarray | None = None
+    """The rows these arrays describe, ascending (None: every row of the index, in order)."""
+    median: float = float("nan")
+    """With ``rows``: the median cosine over every row of the index (the fusion's 0)."""
+    best: float = float("nan")
+    """With ``rows``: the best cosine over every row (the fusion's 1)."""
+    keyword_best: float = 0.0
+    """With ``rows``: the best BM25 score over every row."""
+
+    def fused(self, keyword_weight: float) -> np.ndarray:
+        """``fuse`` of the cosines and BM25 scores, rescaled by the figures over every row."""
+        if self.rows is None or self.keyword is None:
+            return fuse(self.cosine, self.keyword, keyword_weight)  # type: ignore[arg-type]
+        top = self.keyword_best
+        scaled = rescale(self.cosine, self.median, self.best)
+        return scaled + (keyword_weight * self.keyword / top if top > 0 else 0.0)
+
+    def positions(self, rows: np.ndarray) -> np.ndarray:
+        """Where ``rows`` (ascending) are in these arrays; those not scored left out."""
+        if self.rows is None or not len(self.rows):
+            return rows if self.rows is None else np.empty(0, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
+        return at[self.rows[at] == rows]
+
+    def row_of(self, positions: np.ndarray) -> np.ndarray:
+        """The index's rows at ``positions`` of these arrays."""
+        return positions if self.rows is None else self.rows[positions]
 
 
 class Searcher:
@@ -163,35 +191,45 @@ class Searcher:
         if scores is None:
             scores = self.scores(question, query_vector, mode, paths, where, k, cosine)
         cosine, allowed, keyword = scores.cosine, scores.allowed, scores.keyword
-        exact = np.empty(0, dtype=np.int64)
+        exact = np.empty(0, dtype=np.int64)  # positions in the arrays of ``scores``, as below
         ranking = cosine
         if mode != "dense":
-            exact = self.identifier_rows(question)
+            exact = scores.positions(self.identifier_rows(question))
             if mode == "keyword":
                 ranking = keyword
                 matched = keyword > 0
                 allowed = matched if allowed is None else allowed & matched
             elif fuses(mode):
                 weight = self.ranking.exact_keywords if question.names_exact else self.ranking.plain_keywords
-                ranking = fuse(cosine, keyword, weight)
+                ranking = scores.fused(weight)
                 page = scores.page if scores.page is not None else self.page_scores(question, cosine)
                 ranking = ranking if page is None else ranking + page
         if mode == "hybrid" and len(exact) > 1:  # they come first, ordered by the rest of the question
             ranking = np.array(ranking, dtype=np.float64)
-            ranking[exact] = exact_scores(index.keyword_index(), question, cosine)[exact]
-        exact_rows = set(exact.tolist())
-        rows = rank(ranking, k, first=exact, allowed=allowed)
+            ranking[exact] = self.exact_order(question, scores, exact)
+        exact_at = set(exact.tolist())
+        found = rank(ranking, k, first=exact, allowed=allowed)
+        rows = scores.row_of(found)
         check_unit_rows(index.vectors, rows, index.path)
         return [
             Ranked(
-                row=int(i),
+                row=int(row),
                 score=float(cosine[i]),
-                exact=int(i) in exact_rows,
+                exact=int(i) in exact_at,
                 keyword_score=None if keyword is None else float(keyword[i]),
                 order=float(ranking[i]),
             )
-            for i in rows
+            for i, row in zip(found.tolist(), rows.tolist(), strict=True)
         ]
+
+    def exact_order(self, question: ParsedQuestion, scores: QuestionScores, exact: np.ndarray) -> np.ndarray:
+        """The scores ordering the rows at ``exact`` (positions in ``scores``), which hold what
+        ``question`` names, among themselves (see ``exact``)."""
+        keywords = self.index.keyword_index()
+        if scores.rows is None:
+            return exact_scores(keywords, question, scores.cosine)[exact]
+        rows = scores.rows[exact]
+        return exact_scores_of(keywords, question, scores.cosine[exact], rows, scores.median, scores.best)
 
     def hit(self, rank: int, ranked: Ranked) -> Hit:
         """The passage ``ranked`` as a result (``rank``: its place, 1-based)."""
@@ -281,7 +319,9 @@ class Searcher:
             return Judged(parsed, ranked, read, None, verdict, (), named, allowed, unmentioned)
         unheld = all_unheld(named)
         tokens = parsed.tokens_in(index.keywords.language) if index.keywords else None
-        own_baseline = index.gate.baseline(question, query_vector, scores.cosine, scores.allowed, tokens)
+        own_baseline = index.gate.baseline(
+            question, query_vector, scores.cosine, scores.allowed, tokens, rows=scores.rows
+        )
         verdict = index.gate.decide(read_score, read_exact, own_baseline, bool(unheld))
         return Judged(parsed, ranked, read, own_baseline, verdict, unheld, named, allowed, unmentioned)
 

@@ -118,6 +118,22 @@ def test_scores_equal_bm25s_on_random_corpora(seed, tmp_path):
         np.testing.assert_allclose(loaded.scores(question), expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_sparse_scores_are_the_whole_arrays_nonzero_rows_bit_for_bit(seed):
+    """What an engine's candidates are ordered by: the rows holding a token, and the very scores
+    ``token_scores`` gives them (a token asked twice counts twice; an unknown one adds nothing)."""
+    rng = np.random.default_rng(seed)
+    texts = _random_corpus(rng, int(rng.integers(1, 80)))
+    index = build_keyword_index(texts, "pl")
+    for question in [*_random_corpus(rng, 5), "nic wspólnego", "zwrot zwrot kurier", ""]:
+        tokens = tokenize(question, "pl")
+        whole = index.token_scores(tokens)
+        rows, scores = index.sparse_token_scores(tokens)
+        held = sorted({int(r) for t in tokens for r in index._column(t)[0]})
+        assert rows.tolist() == held
+        assert scores.dtype == whole.dtype and scores.tobytes() == whole[rows].tobytes()
+
+
 def test_inconsistent_files_are_refused(tmp_path):
     build_keyword_index(["jeden dwa", "trzy"], None).save(tmp_path)
     (tmp_path / "keywords.vocab.txt").write_text("jeden\n", encoding="utf-8")  # truncated

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from semsearch.encode.keywords import build_keyword_index, tokenize
-from semsearch.retrieve.exact import exact_scores, rest_tokens
+from semsearch.retrieve.exact import exact_scores, exact_scores_of, rest_tokens
 from semsearch.retrieve.question import ParsedQuestion
-from semsearch.retrieve.search import fuse, rank
+from semsearch.retrieve.search import fuse, median, rank
 
 WORDS = ["events.once", "once", "return", "returns", "PAY-517", "§", "7", "zwrot", "emitter", "promise"]
 
@@ -52,6 +52,23 @@ def test_exact_scores_equal_fused_bm25_of_the_question_without_its_names(seed):
         expected = fuse(cosine, np.asarray(bm25, dtype=np.float32))
         np.testing.assert_allclose(exact_scores(index, question, cosine), expected, rtol=1e-5, atol=1e-6)
         assert not set(rest_tokens(index, question)) & named
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_exact_scores_of_some_rows_are_the_whole_arrays(seed):
+    """An engine's candidates: the rows' own cosines and the figures over every row give the
+    scores ``exact_scores`` gives those rows over the whole index."""
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(2, 60))
+    texts = [" ".join(rng.choice(WORDS, size=int(rng.integers(1, 20)))) for _ in range(count)]
+    index = build_keyword_index(texts, "en")
+    cosine = rng.uniform(0.6, 0.9, len(texts)).astype(np.float32)
+    rows = np.flatnonzero(rng.random(len(texts)) < 0.3)
+    for text in ["What does events.once() return?", "Co mówi § 7 o zwrot?", "PAY-517 returns promise"]:
+        question = ParsedQuestion.parse(text, "en")
+        whole = exact_scores(index, question, cosine)
+        some = exact_scores_of(index, question, cosine[rows], rows, median(cosine), float(cosine.max()))
+        np.testing.assert_allclose(some, whole[rows], rtol=1e-6, atol=1e-7)
 
 
 def test_the_word_beside_the_name_picks_among_rows_holding_the_name():

@@ -83,3 +83,31 @@ def test_plain_questions_give_keywords_less_say_than_exact_ones():
     keyword = np.array([0.0, 1.0, 0.0, 0.0, 0.0])
     assert np.argmax(fuse(cosine, keyword, KEYWORD_WEIGHT)) == 1
     assert np.argmax(fuse(cosine, keyword, PLAIN_KEYWORD_WEIGHT)) == 0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_scores_of_some_rows_fuse_and_map_as_the_whole_arrays(seed):
+    """``QuestionScores`` over some rows (an engine's candidates), with the figures over every
+    row, fuses them as ``fuse`` does the whole arrays, and maps rows to places and back as a
+    search through the whole list would."""
+    from semsearch.retrieve.search import median
+    from semsearch.retrieve.searcher import QuestionScores
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 200))
+    cosine = rng.uniform(0.5, 0.9, n).astype(np.float32)
+    keyword = np.where(rng.random(n) < 0.3, rng.uniform(0, 8, n), 0).astype(np.float32)
+    rows = np.flatnonzero(rng.random(n) < 0.4)
+    some = QuestionScores(
+        cosine[rows], None, keyword[rows], rows=rows, median=median(cosine), best=float(cosine.max()),
+        keyword_best=float(keyword.max()),
+    )  # fmt: skip
+    weight = float(rng.uniform(0.2, 1.5))
+    np.testing.assert_allclose(some.fused(weight), fuse(cosine, keyword, weight)[rows], rtol=1e-6, atol=1e-7)
+    asked = np.unique(rng.integers(0, n, size=int(rng.integers(0, 20))))
+    scored = [r for r in asked.tolist() if r in set(rows.tolist())]
+    assert some.positions(asked).tolist() == [rows.tolist().index(r) for r in scored]
+    assert some.row_of(some.positions(asked)).tolist() == scored
+    whole = QuestionScores(cosine, None, keyword)
+    assert whole.positions(asked).tolist() == asked.tolist() == whole.row_of(asked).tolist()
+    np.testing.assert_array_equal(whole.fused(weight), fuse(cosine, keyword, weight))
