@@ -189,6 +189,10 @@ class KeywordIndex:
     def _rows_of(self, token: str) -> np.ndarray:
         return self._column(token)[0]
 
+    def document_frequency(self, token: str) -> int:
+        """How many rows hold ``token`` (an index a server holds counts them there)."""
+        return len(self._rows_of(token))
+
     def holds_any_word_of(self, text: str | Sequence[str]) -> bool:
         """Whether some chunk holds one of ``text``'s tokens (or of these tokens: a vocabulary
         look-up per token)."""
@@ -224,7 +228,9 @@ class KeywordIndex:
     def idf(self, tokens: Sequence[str]) -> list[float]:
         """Each token's inverse document frequency (BM25's, Lucene variant, which equals
         ``log((N + 1) / (df + 0.5))``): rarer weighs more, a token the corpus lacks most."""
-        return [math.log(1 + (self.rows - (df := len(self._rows_of(t))) + 0.5) / (df + 0.5)) for t in tokens]
+        return [
+            math.log(1 + (self.rows - (df := self.document_frequency(t)) + 0.5) / (df + 0.5)) for t in tokens
+        ]
 
     def coverage(self, question: str | Sequence[str], passages: Sequence[str]) -> float:
         """Share of the question's distinct tokens, each weighted by its ``idf``, that the best of

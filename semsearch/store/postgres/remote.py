@@ -25,6 +25,8 @@ BATCH = 4096
 """Rows per request when many are read (a build reusing vectors, ``info`` checking chunks)."""
 CACHED_POSTINGS = 4_000_000
 """Keyword postings kept between calls (a question looks the same token up several times)."""
+CACHED_COUNTS = 100_000
+"""Tokens whose count of rows is kept between calls (``RemoteTerms.frequency``)."""
 
 
 class Tables:
@@ -213,9 +215,28 @@ class RemoteTerms:
         self.rows = rows
         self._cache: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._cached = 0
+        self._counts: dict[str, int] = {}
 
     def get(self, token: str) -> int | None:
-        return 0 if len(self.column(token)[0]) else None
+        return 0 if self.frequency(token) else None
+
+    def frequency(self, token: str) -> int:
+        """How many rows hold ``token``, counted in the database (a common word's column is
+        as long as the index: a question's word weights need its length alone)."""
+        found = self._cache.get(token)
+        if found is not None:
+            return len(found[0])
+        counted = self._counts.get(token)
+        if counted is None:
+            query = sql().SQL("SELECT cardinality(rows) FROM {} WHERE token = %s")
+            rows = self.tables.fetch(query.format(self.tables.name(self.part)), [token])
+            counted = int(rows[0][0]) if rows else 0
+            if not 0 <= counted <= self.rows:
+                raise self.tables.damaged("a keyword column longer than the index")
+            if len(self._counts) >= CACHED_COUNTS:
+                self._counts = {}
+            self._counts[token] = counted
+        return counted
 
     def column(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         """The rows holding ``token`` and their weights, checked (empty when none does)."""
@@ -279,3 +300,6 @@ class RemoteKeywords(KeywordIndex):
 
     def _column(self, token: str) -> tuple[np.ndarray, np.ndarray]:
         return self.vocab.column(token)  # type: ignore[union-attr]
+
+    def document_frequency(self, token: str) -> int:
+        return self.vocab.frequency(token)  # type: ignore[union-attr]

@@ -40,7 +40,7 @@ def opened(fake_sample_index, fake_sample_postgres):
     postgres.chunks.close()
 
 
-def test_a_read_gives_back_what_the_folder_index_holds(opened):
+def test_a_read_gives_back_what_the_folder_index_holds(opened, fake_sample_postgres):
     folder, postgres = opened
     assert postgres.meta.files == folder.meta.files and postgres.meta.margin == folder.meta.margin
     assert list(postgres.chunks) == list(folder.chunks.load())
@@ -53,6 +53,14 @@ def test_a_read_gives_back_what_the_folder_index_holds(opened):
             ours = getattr(postgres, side) if side == "keywords" else postgres.pages.keywords
             theirs = getattr(folder, side) if side == "keywords" else folder.pages.keywords
             assert [a.tolist() for a in ours._column(token)] == [a.tolist() for a in theirs._column(token)]
+            assert ours.document_frequency(token) == theirs.document_frequency(token)
+    fresh = load_index(fake_sample_postgres)
+    counted = fresh.keywords  # a word's weight reads its count, not its column
+    words = ["dostaw", "zwrot", "nie-ma-takiego"]
+    assert counted.idf(words) == folder.keywords.idf(words)
+    assert counted.holds_any_word_of(["dostaw"]) and not counted.holds_any_word_of(["nie-ma-takiego"])
+    assert counted.vocab._cache == {} and counted.vocab._counts["dostaw"] > 0
+    fresh.chunks.close()
     assert np.array_equal(postgres.pages.starts, folder.pages.starts)
     assert np.array_equal(postgres.pages.topics, folder.pages.topics)
     assert postgres.keywords.vocab.has_prefix("dost") and not postgres.keywords.vocab.has_prefix("qqq")
