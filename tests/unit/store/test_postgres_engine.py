@@ -15,6 +15,7 @@ from semsearch.retrieve.engine import EngineSearcher
 from semsearch.retrieve.opening import load_index
 from semsearch.retrieve.search import median
 from semsearch.store.file_records import file_row_starts
+from semsearch.store.postgres import files as remote_files
 from semsearch.store.postgres.files import RemoteFiles
 from semsearch.store.postgres.queries import FILTER_EXACT_ROWS
 from tests.helpers import DATA, HashingEmbedder
@@ -66,7 +67,9 @@ def test_a_read_gives_back_what_the_folder_index_holds(opened, fake_sample_postg
     assert postgres.keywords.vocab.has_prefix("dost") and not postgres.keywords.vocab.has_prefix("qqq")
 
 
-def test_the_file_records_are_read_when_asked_for_and_are_the_folder_indexs(opened, fake_sample_postgres):
+def test_the_file_records_are_read_when_asked_for_and_are_the_folder_indexs(
+    opened, fake_sample_postgres, monkeypatch
+):
     """Opening reads no file record (the record's meta holds none); each lookup, the iteration
     in the build's order, the rows' starts and a filter's mask equal the folder index's."""
     folder, postgres = opened
@@ -75,6 +78,8 @@ def test_the_file_records_are_read_when_asked_for_and_are_the_folder_indexs(open
     files, theirs = postgres.meta.files, folder.meta.files
     assert isinstance(files, RemoteFiles) and len(files) == len(theirs) > 3
     assert list(files) == list(theirs) and list(files.items()) == list(theirs.items())
+    monkeypatch.setattr(remote_files, "BATCH", 3)  # streamed a few at a time, in the build's order
+    assert list(files) == list(theirs) and list(files.values()) == list(theirs.values())
     for source in [*theirs, "missing.md", "../dostawa.md"]:
         assert files.get(source) == theirs.get(source) and (source in files) == (source in theirs)
     assert np.array_equal(file_row_starts(files), file_row_starts(theirs))
