@@ -24,6 +24,7 @@ from semsearch.store.postgres.layout import (
     HNSW_M,
     PAGE_SAMPLE,
     PART_TABLE,
+    PARTS,
     RECORD,
     RECORD_COLUMNS,
     ROW_SAMPLE,
@@ -96,7 +97,9 @@ def ensure_schema(connection: Any, schema: str) -> None:
 
 def write_version(connection: Any, payload: Payload, version: str) -> None:
     """``payload`` as ``version``'s tables and the record naming them; the caller holds a
-    transaction (nothing is seen before it commits, nothing is left if it does not)."""
+    transaction (nothing is seen before it commits, nothing is left if it does not). The rows go
+    in frozen (``COPY … FREEZE``: the tables are this transaction's own), so that the first
+    questions do not set every page's hint bits, and analyzed."""
     connection.execute("SELECT set_config('maintenance_work_mem', %s, true)", [build_memory(payload)])
     for statement in version_tables(version, payload.dim):
         connection.execute(statement)
@@ -107,7 +110,9 @@ def write_version(connection: Any, payload: Payload, version: str) -> None:
     centroids = _centroids(payload.vectors, payload.page_starts())
     _copy_rows(
         connection,
-        sql().SQL("COPY {} (page, centroid) FROM STDIN (FORMAT BINARY)").format(table("pages", version)),
+        sql()
+        .SQL("COPY {} (page, centroid) FROM STDIN (FORMAT BINARY, FREEZE)")
+        .format(table("pages", version)),
         ["int4", "vector"],
         ((page, vector) for page, vector in enumerate(centroids)),
     )
@@ -115,13 +120,15 @@ def write_version(connection: Any, payload: Payload, version: str) -> None:
     _copy_rows(
         connection,
         sql()
-        .SQL("COPY {} (position, source, first_row, end_row, record) FROM STDIN (FORMAT BINARY)")
+        .SQL("COPY {} (position, source, first_row, end_row, record) FROM STDIN (FORMAT BINARY, FREEZE)")
         .format(table("files", version)),
         ["int4", "text", "int4", "int4", "text"],
         files_rows(payload.meta.files),
     )
     for statement in version_indexes(version, payload.dim):
         connection.execute(statement)
+    for part in PARTS:  # the planner's statistics, before the first question (not autovacuum's later)
+        connection.execute(sql().SQL("ANALYZE {}").format(table(part, version)))
     _put_record(connection, payload, version)
 
 
@@ -138,7 +145,7 @@ def _copy_chunks(connection: Any, payload: Payload, version: str) -> None:
         (row, int(pages[row]), chunk_json(chunk), payload.vectors[row])
         for row, chunk in enumerate(payload.chunks)
     )
-    statement = sql().SQL("COPY {} (row, page, chunk, embedding) FROM STDIN (FORMAT BINARY)")
+    statement = sql().SQL("COPY {} (row, page, chunk, embedding) FROM STDIN (FORMAT BINARY, FREEZE)")
     _copy_rows(
         connection, statement.format(table("chunks", version)), ["int4", "int4", "text", "vector"], rows
     )
@@ -150,7 +157,7 @@ def chunk_json(chunk: Chunk) -> str:
 
 
 def _copy_terms(connection: Any, name: Any, keywords: KeywordIndex) -> None:
-    statement = sql().SQL("COPY {} (token, rows, weights) FROM STDIN (FORMAT BINARY)").format(name)
+    statement = sql().SQL("COPY {} (token, rows, weights) FROM STDIN (FORMAT BINARY, FREEZE)").format(name)
     _copy_rows(connection, statement, ["text", "int4[]", "float4[]"], _columns(keywords))
 
 
@@ -184,7 +191,7 @@ def _copy_samples(connection: Any, version: str, vectors: np.ndarray, centroids:
             for i in sample(len(matrix)):
                 yield what, int(i), matrix[i]
 
-    statement = sql().SQL("COPY {} (what, id, embedding) FROM STDIN (FORMAT BINARY)")
+    statement = sql().SQL("COPY {} (what, id, embedding) FROM STDIN (FORMAT BINARY, FREEZE)")
     _copy_rows(connection, statement.format(table("samples", version)), ["int2", "int4", "vector"], rows())
 
 
