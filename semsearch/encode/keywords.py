@@ -228,9 +228,8 @@ class KeywordIndex:
     def idf(self, tokens: Sequence[str]) -> list[float]:
         """Each token's inverse document frequency (BM25's, Lucene variant, which equals
         ``log((N + 1) / (df + 0.5))``): rarer weighs more, a token the corpus lacks most."""
-        return [
-            math.log(1 + (self.rows - (df := self.document_frequency(t)) + 0.5) / (df + 0.5)) for t in tokens
-        ]
+        frequency = self.document_frequency  # a server's index counts its rows there
+        return [math.log(1 + (self.rows - (df := frequency(t)) + 0.5) / (df + 0.5)) for t in tokens]
 
     def coverage(self, question: str | Sequence[str], passages: Sequence[str]) -> float:
         """Share of the question's distinct tokens, each weighted by its ``idf``, that the best of
