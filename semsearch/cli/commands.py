@@ -252,8 +252,7 @@ def ask(
     question = " ".join(question)
     with Collection(_index(index, notes=notes), model=model) as collection:
         if not refresh or not _refresh(collection, notes):
-            listed = collection.changed_files, lambda: collection.files  # looked up when needed
-            render.stale_warning(*listed, collection.docs_root, collection.path, notes)
+            render.stale_warning(collection, notes)
         result = collection.search(
             question, k, mode=mode.value, paths=path or (), where=conditions, min_score=min_score
         )

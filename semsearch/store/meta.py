@@ -278,8 +278,9 @@ class IndexMeta(Record):
     def recorded(self) -> Iterator[tuple[str, FileRecord | SkippedRecord]]:
         """Every file the build saw, indexed or skipped, with its record (read a batch at a time
         from an index whose files a server holds)."""
-        yield from self.files.items()
-        yield from self.skipped.items()
+        skipped = self.skipped  # a path in both is the skipped one's, as it always was
+        yield from (item for item in self.files.items() if item[0] not in skipped)
+        yield from skipped.items()
 
     def with_files_read(self) -> IndexMeta:
         """This meta with every file's record in memory (a build compares each file with its own;

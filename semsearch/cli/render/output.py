@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +22,7 @@ from semsearch.cli.render.terminal import Notes, _say, flush_stdout, index_shown
 from semsearch.util.printable import printable, readable
 
 if TYPE_CHECKING:
-    from semsearch.collection import Answer
+    from semsearch.collection import Answer, Collection
     from semsearch.context.prompt import Prompt
     from semsearch.retrieve.question import ParsedQuestion
     from semsearch.retrieve.search import Hit
@@ -318,25 +318,22 @@ def question_cut(asked: str, searched: str, limit: int, notes: Notes) -> None:
     )
 
 
-def stale_warning(
-    changed_files: Callable[[], list[str]],
-    recorded: Callable[[], list[str]],
-    docs_root: str,
-    index: object,
-    notes: Notes,
-) -> None:
-    """What ``ask`` says before its answer when the documents folder (``docs_root``) changed since
-    the build of ``index`` (its location): the files changed (``changed_files()``, looked up only
-    in a folder on this machine: an index a server holds is often asked from another) among
-    those it recorded (``recorded()``, listed only when every one may have changed)."""
+def stale_warning(collection: Collection, notes: Notes) -> None:
+    """What ``ask`` says before its answer when the documents folder ``collection`` was built from
+    changed since: its changed files are looked up only in a folder on this machine (an index a
+    server holds is often asked from another), and its files listed only when every one may have
+    changed (a server streams them)."""
     from semsearch.store.staleness import any_recorded_left
 
+    docs_root, index = collection.docs_root, collection.path
     if not os.path.isdir(docs_root):
         notes.warning(f"the documents folder the index was built from, {docs_root}/, no longer exists")
         return
-    changed = changed_files()
+    changed = collection.changed_files()
     if (
-        changed and set(changed) == set(files := recorded()) and not any_recorded_left(Path(docs_root), files)
+        changed
+        and set(changed) == set(files := collection.files)
+        and not any_recorded_left(Path(docs_root), files)
     ):  # a build would find nothing to index: no advice to run one
         notes.warning(
             f"every indexed file was removed from {docs_root}/ since the build; "

@@ -96,18 +96,22 @@ class PostgresStore:
 
     def peek_meta(self) -> IndexMeta | None:
         """The index's meta with every file's record (a build's, ``watch``'s), None without one."""
+        try:
+            record, tables = self._opened_version()
+            return replace(record.meta, files=RemoteFiles(tables).loaded())
+        except (IndexMissingError, IndexCorruptError):
+            return None
+
+    def _opened_version(self) -> tuple[Record, Tables]:
+        """The record, checked, and the tables of the version it names (checked to be there)."""
 
         def work(connection: Any) -> Record:
             record = read_record(connection, self.location)
             check_tables(connection, self.location, record)
             return record
 
-        try:
-            record = self.connections.run(work)
-            tables = Tables(self.connections, record.version, record.dim, record.rows)
-            return replace(record.meta, files=RemoteFiles(tables).loaded())
-        except (IndexMissingError, IndexCorruptError):
-            return None
+        record = self.connections.run(work)
+        return record, Tables(self.connections, record.version, record.dim, record.rows)
 
     def stamp(self) -> tuple | None:
         """The record's version and stamp (a build or a calibration changes one), None without
@@ -126,14 +130,7 @@ class PostgresStore:
     def read(self, keywords: bool = True) -> StoredIndex:
         """The index as a search reads it: the record, checked, and its chunks, vectors and keyword
         columns read from the tables of its version when asked for."""
-
-        def work(connection: Any) -> Record:
-            record = read_record(connection, self.location)
-            check_tables(connection, self.location, record)
-            return record
-
-        record = self.connections.run(work)
-        tables = Tables(self.connections, record.version, record.dim, record.rows)
+        record, tables = self._opened_version()
         self._queries = Queries(tables, self.exact_rows)
         meta = replace(record.meta, files=RemoteFiles(tables))
         offtopic = record.offtopic

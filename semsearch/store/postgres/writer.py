@@ -110,19 +110,15 @@ def write_version(connection: Any, payload: Payload, version: str) -> None:
     centroids = _centroids(payload.vectors, payload.page_starts())
     _copy_rows(
         connection,
-        sql()
-        .SQL("COPY {} (page, centroid) FROM STDIN (FORMAT BINARY, FREEZE)")
-        .format(table("pages", version)),
-        ["int4", "vector"],
+        table("pages", version),
+        {"page": "int4", "centroid": "vector"},
         ((page, vector) for page, vector in enumerate(centroids)),
     )
     _copy_samples(connection, version, payload.vectors, centroids)
     _copy_rows(
         connection,
-        sql()
-        .SQL("COPY {} (position, source, first_row, end_row, record) FROM STDIN (FORMAT BINARY, FREEZE)")
-        .format(table("files", version)),
-        ["int4", "text", "int4", "int4", "text"],
+        table("files", version),
+        {"position": "int4", "source": "text", "first_row": "int4", "end_row": "int4", "record": "text"},
         files_rows(payload.meta.files),
     )
     for statement in version_indexes(version, payload.dim):
@@ -132,9 +128,14 @@ def write_version(connection: Any, payload: Payload, version: str) -> None:
     _put_record(connection, payload, version)
 
 
-def _copy_rows(connection: Any, statement: Any, types: list[str], rows: Iterable[tuple]) -> None:
+def _copy_rows(connection: Any, name: Any, columns: dict[str, str], rows: Iterable[tuple]) -> None:
+    """``rows`` into the table ``name``'s ``columns`` (each name and its type), by binary
+    ``COPY``, frozen: every version's table is made in the transaction that fills it."""
+    s = sql()
+    listed = s.SQL(", ").join(map(s.Identifier, columns))
+    statement = s.SQL("COPY {} ({}) FROM STDIN (FORMAT BINARY, FREEZE)").format(name, listed)
     with connection.cursor() as cursor, cursor.copy(statement) as copy:
-        copy.set_types(types)
+        copy.set_types(list(columns.values()))
         for row in rows:
             copy.write_row(row)
 
@@ -145,10 +146,8 @@ def _copy_chunks(connection: Any, payload: Payload, version: str) -> None:
         (row, int(pages[row]), chunk_json(chunk), payload.vectors[row])
         for row, chunk in enumerate(payload.chunks)
     )
-    statement = sql().SQL("COPY {} (row, page, chunk, embedding) FROM STDIN (FORMAT BINARY, FREEZE)")
-    _copy_rows(
-        connection, statement.format(table("chunks", version)), ["int4", "int4", "text", "vector"], rows
-    )
+    columns = {"row": "int4", "page": "int4", "chunk": "text", "embedding": "vector"}
+    _copy_rows(connection, table("chunks", version), columns, rows)
 
 
 def chunk_json(chunk: Chunk) -> str:
@@ -157,8 +156,8 @@ def chunk_json(chunk: Chunk) -> str:
 
 
 def _copy_terms(connection: Any, name: Any, keywords: KeywordIndex) -> None:
-    statement = sql().SQL("COPY {} (token, rows, weights) FROM STDIN (FORMAT BINARY, FREEZE)").format(name)
-    _copy_rows(connection, statement, ["text", "int4[]", "float4[]"], _columns(keywords))
+    columns = {"token": "text", "rows": "int4[]", "weights": "float4[]"}
+    _copy_rows(connection, name, columns, _columns(keywords))
 
 
 def _columns(keywords: KeywordIndex) -> Iterator[tuple[str, list[int], list[float]]]:
@@ -191,8 +190,8 @@ def _copy_samples(connection: Any, version: str, vectors: np.ndarray, centroids:
             for i in sample(len(matrix)):
                 yield what, int(i), matrix[i]
 
-    statement = sql().SQL("COPY {} (what, id, embedding) FROM STDIN (FORMAT BINARY, FREEZE)")
-    _copy_rows(connection, statement.format(table("samples", version)), ["int2", "int4", "vector"], rows())
+    columns = {"what": "int2", "id": "int4", "embedding": "vector"}
+    _copy_rows(connection, table("samples", version), columns, rows())
 
 
 def _put_record(connection: Any, payload: Payload, version: str) -> None:
