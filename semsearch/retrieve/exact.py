@@ -13,6 +13,7 @@ import numpy as np
 from semsearch.encode.keywords import KeywordIndex, tokenize
 from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import fuse, rescale
+from semsearch.util.sorted_lookup import find_sorted
 
 
 def rest_tokens(keywords: KeywordIndex, question: ParsedQuestion) -> list[str]:
@@ -40,6 +41,7 @@ def exact_scores_of(
     of the question is read from its tokens' columns, not summed over every row."""
     held, scores = keywords.sparse_token_scores(rest_tokens(keywords, question))
     top = float(scores.max()) if len(scores) else 0.0
-    at = np.minimum(np.searchsorted(held, rows), max(len(held) - 1, 0))
-    keyword = np.where(held[at] == rows, scores[at], 0.0) if len(held) else np.zeros(len(rows))
+    at, found = find_sorted(held, rows)
+    keyword = np.zeros(len(rows), dtype=scores.dtype)
+    keyword[found] = scores[at[found]]
     return rescale(np.asarray(cosine), median, best) + (keyword / top if top > 0 else 0.0)

@@ -24,6 +24,7 @@ from semsearch.retrieve.pages import PageWeights, page_evidence
 from semsearch.retrieve.question import ParsedQuestion
 from semsearch.retrieve.search import KEYWORD_WEIGHT, PLAIN_KEYWORD_WEIGHT, Hit, fuse, rank, rescale
 from semsearch.store.reader import check_unit_rows
+from semsearch.util.sorted_lookup import find_sorted
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,8 @@ class QuestionScores:
         """Where ``rows`` (ascending) are in these arrays; those not scored left out."""
         if self.rows is None or not len(self.rows):
             return rows if self.rows is None else np.empty(0, dtype=np.int64)
-        at = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
-        return at[self.rows[at] == rows]
+        at, found = find_sorted(self.rows, rows)
+        return at[found]
 
     def row_of(self, positions: np.ndarray) -> np.ndarray:
         """The index's rows at ``positions`` of these arrays."""

