@@ -5,6 +5,7 @@ records say together."""
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -140,12 +141,24 @@ def fields_unread(files: Mapping[str, FileRecord]) -> list[dict]:
     ]
 
 
+class HeldFiles(Mapping[str, FileRecord]):
+    """File records a server holds (``store.postgres.files``): each read when it is looked up,
+    and what needs them all asked of the server at once, not read one by one."""
+
+    @abstractmethod
+    def loaded(self) -> dict[str, FileRecord]:
+        """Every record, read whole (a build compares each file with its record)."""
+
+    @abstractmethod
+    def row_starts(self) -> np.ndarray:
+        """As ``file_row_starts``."""
+
+
 def file_row_starts(files: Mapping[str, FileRecord]) -> np.ndarray:
     """The first row of each file with text, in row order (int64); the records a server holds
-    give theirs by one query (``row_starts``), not read one by one."""
-    row_starts = getattr(files, "row_starts", None)
-    if row_starts is not None:
-        return row_starts()
+    give theirs by one query (``HeldFiles.row_starts``)."""
+    if isinstance(files, HeldFiles):
+        return files.row_starts()
     starts = sorted(r.rows[0] for r in files.values() if r.rows and r.rows[1] > r.rows[0])
     return np.array(starts, dtype=np.int64)
 

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from semsearch.encode.keywords import stemmer_name
 from semsearch.errors import IndexCorruptError, IndexWriteError, MetaUnreadableError
 from semsearch.ingest.frontmatter import FRONT_MATTER_VERSION
-from semsearch.store.file_records import FileRecord, SkippedRecord, valid_file_record
+from semsearch.store.file_records import FileRecord, HeldFiles, SkippedRecord, valid_file_record
 from semsearch.store.records import (
     CalibratedRecord,
     Check,
@@ -285,8 +285,7 @@ class IndexMeta(Record):
     def with_files_read(self) -> IndexMeta:
         """This meta with every file's record in memory (a build compares each file with its own;
         a search reads those of the files it shows, from the server that holds them)."""
-        loaded = getattr(self.files, "loaded", None)
-        return self if loaded is None else replace(self, files=loaded())
+        return replace(self, files=self.files.loaded()) if isinstance(self.files, HeldFiles) else self
 
 
 _ATTRIBUTES = tuple(f.name for f in fields(IndexMeta) if f.name not in ("other", "read"))

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from semsearch.store.file_records import FileRecord, valid_file_record
+from semsearch.store.file_records import FileRecord, HeldFiles, valid_file_record
 from semsearch.store.postgres.layout import sql
 from semsearch.store.postgres.remote import BATCH, Tables
 from semsearch.util.jsonparse import parse_json
@@ -30,7 +30,7 @@ def files_rows(files: Mapping[str, FileRecord]) -> Iterator[tuple[int, str, int 
         yield position, source, start, end, json.dumps(record.to_json(), ensure_ascii=False)
 
 
-class RemoteFiles(Mapping[str, FileRecord]):
+class RemoteFiles(HeldFiles):
     """A version's file records as a mapping from source to record, in the build's order."""
 
     def __init__(self, tables: Tables):
@@ -75,11 +75,9 @@ class RemoteFiles(Mapping[str, FileRecord]):
             yield record
 
     def loaded(self) -> dict[str, FileRecord]:
-        """Every record, read whole (a build compares each file with its record)."""
         return dict(self.items())
 
     def row_starts(self) -> np.ndarray:
-        """The first row of each file with text, in row order (``Index.file_starts``)."""
         query = sql().SQL(
             "SELECT count(*), string_agg(int4send(first_row), ''::bytea ORDER BY first_row) "
             "FROM {} WHERE end_row > first_row"
