@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from semsearch.ingest.frontmatter import RECORD_KEYS, FrontMatter
-from semsearch.store.records import Check, Json, Record, _any, _int_or_none, is_int
+from semsearch.store.records import Check, Json, Record, _any, _int_or_none, _text_or_none, is_int
 
 _FILE_KEYS = frozenset({"sha256", "size", "mtime_ns", "chunks", "rows", "title", *RECORD_KEYS})
 _NO_FRONT_MATTER = FrontMatter({})
@@ -191,8 +191,8 @@ def valid_file_record(value: Any) -> bool:
         isinstance(rows, list)
         and len(rows) == 2
         and all(map(is_int, rows))
-        and all(value.get(key) is None or is_int(value[key]) for key in ("size", "mtime_ns", "chunks"))
-        and (value.get("sha256") is None or isinstance(value["sha256"], str))
+        and all(_int_or_none(value.get(key)) for key in ("size", "mtime_ns", "chunks"))
+        and _text_or_none(value.get("sha256"))
         and _front_matter(value.get("front_matter", {}))
         and ("front_matter_problem" not in value or _front_matter_problem(value["front_matter_problem"]))
     )

@@ -33,6 +33,7 @@ from semsearch.store.records import (
     OfftopicRecord,
     PagesRecord,
     Record,
+    _text_or_none,
     as_json,
     is_int,
 )
@@ -52,10 +53,6 @@ def _number(value: Any) -> bool:
 
 def _cosine(value: Any) -> bool:
     return _number(value) and -1 <= value <= 1
-
-
-def _optional_text(value: Any) -> bool:
-    return value is None or isinstance(value, str)
 
 
 def _language_offsets(value: Any) -> bool:
@@ -104,10 +101,10 @@ OPTIONAL_FIELDS: dict[str, Check] = {
     "calibrated": lambda v: isinstance(v, dict) and _cosine(v.get("value")),
     "front_matter": lambda v: isinstance(v, dict) and is_int(v.get("version")),
     "pages": PagesRecord.fits,
-    "corpus_language": _optional_text,
+    "corpus_language": _text_or_none,
     CHUNKS_DIGEST: lambda v: isinstance(v, str),
-    "built_at": _optional_text,
-    "semsearch_version": _optional_text,
+    "built_at": _text_or_none,
+    "semsearch_version": _text_or_none,
 }
 
 
